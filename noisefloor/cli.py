@@ -1,0 +1,558 @@
+"""Argument parsing and the console entry: each command parses, calls one library function, renders.
+
+`main(argv) -> int` never exits; `console_main` maps harness faults to 3 and survives closed pipes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from noisefloor import __version__
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
+
+__all__ = ["console_main", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """--root and --debug, accepted before or after the subcommand."""
+    default: Any = None if top else argparse.SUPPRESS
+    parser.add_argument(
+        "--root",
+        default=default,
+        metavar="DIR",
+        help="store root (env NOISEFLOOR_ROOT; default .noisefloor)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="show tracebacks of internal errors",
+    )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("suite", type=Path, help="the suite file (YAML)")
+    parser.add_argument(
+        "--repeats", type=_positive, metavar="N", help="repeats per case (overrides the suite)"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
+        metavar="N",
+        help="target calls at once (env NOISEFLOOR_JOBS; default 1; latency is unreliable above 1)",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="take new samples even where cached ones exist"
+    )
+    parser.add_argument("--label", metavar="NAME", help="name this run (see `compare`)")
+    parser.add_argument(
+        "--set-baseline", action="store_true", help="make this run the suite's baseline"
+    )
+
+
+def _format_options(parser: argparse.ArgumentParser) -> None:
+    from noisefloor.report import FORMATS
+
+    parser.add_argument(
+        "--format", choices=FORMATS, default="terminal", help="report format (default terminal)"
+    )
+    parser.add_argument(
+        "--output", type=Path, metavar="FILE", help="also write the report, in --format, to FILE"
+    )
+
+
+def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
+    parser.add_argument(
+        "--rule",
+        choices=("exact", "band", "wilson"),
+        default=default_rule,
+        help=f"decision rule (default {default_rule})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        help="family-wise false-alarm rate per check, rule exact (default 0.05)",
+    )
+    parser.add_argument(
+        "--min-effect",
+        type=_non_negative,
+        metavar="X",
+        help="smallest change called a regression: a pass rate for exact (0.10) and wilson "
+        "(0.20); score units of continuous scorers for band (0)",
+    )
+    parser.add_argument(
+        "--suspect-drop",
+        type=_non_negative,
+        default=0.20,
+        metavar="X",
+        help="a pass-rate drop this large that is not significant is inconclusive (default 0.20)",
+    )
+    parser.add_argument(
+        "--min-rate-drop",
+        type=_non_negative,
+        default=0.20,
+        metavar="X",
+        help="rate clause of rule band (default 0.20)",
+    )
+    parser.add_argument(
+        "--min-valid",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="valid repeats needed per side, rules exact and wilson (default 3)",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="inconclusive cases fail the check (exit 1)"
+    )
+    parser.add_argument(
+        "--suite-gate",
+        action="store_true",
+        help="also fail when the suite's mean pass-rate change lies wholly below -0.02",
+    )
+    parser.add_argument(
+        "--allow-target-change",
+        action="store_true",
+        help="compare runs whose target spec (argv template, cwd, model) differs",
+    )
+    parser.add_argument(
+        "--continue-on-scorer-error",
+        action="store_true",
+        help="report scorer errors without failing the check with exit 3",
+    )
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from noisefloor.verdict import RuleName, RuleSettings
+
+    return RuleSettings(
+        rule=RuleName(args.rule),
+        alpha=args.alpha,
+        min_effect=args.min_effect,
+        suspect_drop=args.suspect_drop,
+        min_rate_drop=args.min_rate_drop,
+        n_min=args.min_valid,
+        min_valid=args.min_valid,
+        strict=args.strict,
+        suite_gate=args.suite_gate,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = _Parser(
+        prog="noisefloor",
+        description="A regression gate for programs that don't give the same answer twice.",
+    )
+    parser.add_argument("--version", action="version", version=f"noisefloor {__version__}")
+    _global_options(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _global_options(p, top=False)
+        return p
+
+    p = command("run", "sample every case (cached samples are reused) and save the run")
+    _run_options(p)
+    _format_options(p)
+    p = command("check", "run, then compare with the baseline and exit with the verdict")
+    _run_options(p)
+    _rule_options(p)
+    _format_options(p)
+    p.add_argument(
+        "--require-baseline",
+        action="store_true",
+        help="exit 3 instead of adopting when there is no baseline",
+    )
+    p = command(
+        "rescore", "re-apply the suite's current scorers to a stored run; never calls the target"
+    )
+    p.add_argument("suite", type=Path, help="the suite file whose scorers to apply")
+    p.add_argument("run", nargs="?", help="run id (default: the suite's newest run)")
+    _format_options(p)
+    p = command("diff", "compare stored runs; never calls the target")
+    p.add_argument("candidate", nargs="?", help="run id or label (default: the newest run)")
+    p.add_argument(
+        "--baseline",
+        metavar="RUN|LABEL",
+        help="the run to compare against (default: the suite's baseline)",
+    )
+    _rule_options(p)
+    _format_options(p)
+    p = command("baseline", "move or list the baseline pointers")
+    bsub = p.add_subparsers(
+        dest="baseline_command", metavar="ACTION", parser_class=_Parser, required=True
+    )
+    q = bsub.add_parser("set", help="point the run's suite at this run")
+    _global_options(q, top=False)
+    q.add_argument("run", help="run id or label")
+    q = bsub.add_parser("show", help="list every suite's baseline")
+    _global_options(q, top=False)
+    p = command("show", "the stored outputs of a run, stderr included")
+    p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
+    p.add_argument("--case", metavar="ID", help="only this case")
+    p = command("scorers", "the table of scorers")
+    p = command("schema", "the JSON Schema of suite files")
+    p = command("record", "the quarantine-lane `record`: run a suite and label the run")
+    _run_options(p)
+    p.set_defaults(label_required=True)
+    p = command("compare", "the quarantine-lane `compare`: two labelled runs (default rule wilson)")
+    p.add_argument("--baseline", required=True, metavar="LABEL", help="label of the baseline run")
+    p.add_argument("--current", required=True, metavar="LABEL", help="label of the current run")
+    p.add_argument("--suite", metavar="NAME", help="the suite, when a label exists in several")
+    _rule_options(p, default_rule="wilson")
+    _format_options(p)
+    p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
+    p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
+    p.add_argument(
+        "--repeats",
+        type=_positive,
+        metavar="N",
+        help="repeats per side (default: the suite's, else 5)",
+    )
+    p.add_argument(
+        "--cases",
+        type=_positive,
+        metavar="M",
+        help="cases that can fail (default: the suite's, else 50)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        help="family-wise false-alarm rate (default 0.05)",
+    )
+    p.add_argument(
+        "--power",
+        type=_probability,
+        default=0.8,
+        help="power for the repeats-needed table (default 0.8)",
+    )
+    return parser
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+def _store(args: argparse.Namespace, read_only: bool = False) -> Any:
+    from noisefloor.store import ReadOnlyStore, Store
+
+    root = args.root or os.environ.get("NOISEFLOOR_ROOT") or ".noisefloor"
+    return ReadOnlyStore(root) if read_only else Store(root)
+
+
+def _emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = None) -> None:
+    if getattr(args, "output", None) is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(
+            rendered_for_file if rendered_for_file is not None else text, encoding="utf-8"
+        )
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `| head` closed the pipe: the verdict still decides the exit code. Point stdout at
+        # devnull so that the interpreter's flush at exit stays silent (Python's documented recipe).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    from noisefloor.gate import RunOptions
+
+    opts = RunOptions(
+        repeats=args.repeats,
+        jobs=args.jobs,
+        fresh=args.fresh,
+        label=args.label,
+        set_baseline=args.set_baseline,
+    )
+    if not sys.stderr.isatty():
+        return opts, None
+    from noisefloor.report.progress import Progress
+
+    progress = Progress()
+    opts.on_start = progress.start
+    opts.on_sample = progress.advance
+    return opts, progress
+
+
+def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw: Any) -> Any:
+    from noisefloor.suite import load_suite
+
+    suite = load_suite(args.suite)
+    opts, progress = _progress(args)
+    try:
+        return fn(_store(args), suite, opts, *extra, **kw)
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+def _report_out(report: dict[str, Any], args: argparse.Namespace) -> int:
+    from noisefloor.report import render_report
+
+    if args.output is not None:
+        _emit(render_report(report, "terminal"), args, render_report(report, args.format))
+    else:
+        _emit(render_report(report, args.format), args)
+    for warning in report.get("warnings", []) if args.format != "terminal" else []:
+        print(f"warning: {warning}", file=sys.stderr)
+    return int(report["exit_code"])
+
+
+def _run_summary(result: Any) -> dict[str, Any]:
+    from noisefloor.verdict import side
+
+    return {
+        "run": result.run.model_dump(
+            mode="json", include={"run_id", "suite", "label", "cases", "rescored_from"}
+        ),
+        "calls": result.run.calls,
+        "pending": result.pending,
+        "warnings": result.warnings,
+        "work": result.stats.as_dict(),
+        "cases": [
+            {
+                "case_id": b.case_id,
+                "outcomes": b.outcomes,
+                "scorers": [{"key": s.label, "side": side(s)} for s in b.scorers],
+            }
+            for b in result.bands.values()
+        ],
+    }
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from noisefloor.gate import run_suite
+    from noisefloor.report import render_run
+
+    if getattr(args, "label_required", False) and not args.label:
+        raise UsageError("record needs --label NAME")
+    result = _sample(args, run_suite)
+    fmt = getattr(args, "format", "terminal")
+    _emit(render_run(_run_summary(result), fmt), args)
+    if args.set_baseline:
+        print(f"baseline of {result.run.suite!r} is now {result.run.run_id}", file=sys.stderr)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from noisefloor.gate import check_suite
+
+    report = _sample(
+        args,
+        check_suite,
+        _settings(args),
+        allow_target_change=args.allow_target_change,
+        require_baseline=args.require_baseline,
+        continue_on_scorer_error=args.continue_on_scorer_error,
+    )
+    if report.get("adopted"):
+        print(f"NOTE: {report['warnings'][0]}", file=sys.stderr)
+    return _report_out(report, args)
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from noisefloor.gate import rescore_run
+    from noisefloor.report import render_run
+    from noisefloor.suite import load_suite
+
+    result = rescore_run(_store(args), load_suite(args.suite), args.run)
+    _emit(render_run(_run_summary(result), args.format), args)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from noisefloor.gate import diff_runs
+
+    report = diff_runs(
+        _store(args, read_only=True),
+        args.candidate,
+        args.baseline,
+        _settings(args),
+        allow_target_change=args.allow_target_change,
+        continue_on_scorer_error=args.continue_on_scorer_error,
+    )
+    return _report_out(report, args)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from noisefloor.gate import compare_labels
+
+    report = compare_labels(
+        _store(args, read_only=True),
+        args.baseline,
+        args.current,
+        _settings(args),
+        suite=args.suite,
+        allow_target_change=args.allow_target_change,
+    )
+    return _report_out(report, args)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from noisefloor.gate import resolve_run
+
+    store = _store(args)
+    if args.baseline_command == "set":
+        run = resolve_run(store, args.run)
+        pointer = store.set_baseline(run.suite, run.run_id)
+        print(f"{pointer.suite}: {pointer.run_id}")
+        return 0
+    pointers = store.baselines()
+    if not pointers:
+        raise NoisefloorError(
+            f"no baselines recorded under {store.root}",
+            hint="`noisefloor check SUITE` adopts one; `noisefloor baseline set RUN` moves one",
+        )
+    for pointer in pointers:
+        print(f"{pointer.suite}: {pointer.run_id}  (set {pointer.set_at})")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from noisefloor.gate import resolve_run
+    from noisefloor.report.show import render_show
+
+    store = _store(args, read_only=True)
+    run = resolve_run(store, args.run) if args.run else store.latest_run()
+    if run is None:
+        raise NoisefloorError(f"no runs under {store.root}")
+    _emit(render_show(store, run, args.case), args)
+    return 0
+
+
+def cmd_scorers(args: argparse.Namespace) -> int:
+    from noisefloor.scorers import REGISTRY
+
+    rows = REGISTRY.table()
+    width = max(len(r["name"]) for r in rows)
+    kind_w = max(len(r["kind"]) for r in rows)
+    out = [f"{'scorer':<{width}}  {'kind':<{kind_w}}  params / what it checks"]
+    for row in rows:
+        out.append(f"{row['name']:<{width}}  {row['kind']:<{kind_w}}  {row['params'] or '-'}")
+        out.append(f"{'':<{width}}  {'':<{kind_w}}  {row['doc']}")
+    _emit("\n".join(out) + "\n", args)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    import orjson
+
+    from noisefloor.suite import suite_json_schema
+
+    _emit(orjson.dumps(suite_json_schema(), option=orjson.OPT_INDENT_2).decode() + "\n", args)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from noisefloor.plan import plan_text
+
+    _emit(
+        plan_text(
+            suite_path=args.suite,
+            repeats=args.repeats,
+            cases=args.cases,
+            alpha=args.alpha,
+            power=args.power,
+            store=_store(args, read_only=True),
+        ),
+        args,
+    )
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "record": cmd_run,
+    "check": cmd_check,
+    "rescore": cmd_rescore,
+    "diff": cmd_diff,
+    "compare": cmd_compare,
+    "baseline": cmd_baseline,
+    "show": cmd_show,
+    "scorers": cmd_scorers,
+    "schema": cmd_schema,
+    "plan": cmd_plan,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse and run one command; return its exit code (never raises for harness faults)."""
+    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    try:
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help()
+            return int(ExitCode.HARNESS)
+        return COMMANDS[args.command](args)
+    except NoisefloorError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print(
+            "error: interrupted; every finished sample is kept and the next run resumes",
+            file=sys.stderr,
+        )
+        return int(ExitCode.HARNESS)
+    except Exception as exc:  # an internal error: one clear line, the traceback only with --debug
+        if debug:
+            raise
+        print(
+            f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.HARNESS)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def console_main() -> int:
+    """The console script: SIGTERM stops like Ctrl-C, and a closed pipe (`| head`) is no error."""
+    signal.signal(signal.SIGTERM, _terminate)
+    return main()

@@ -1,0 +1,383 @@
+"""The doit adapter: score, band, verdict and report tasks as plain dicts, run on doit's engine.
+
+Each task is a file; doit's md5 check recomputes only what changed, and cuts off downstream work
+when a recomputed file comes out byte-identical. Sample tasks are done exactly when their files
+exist, so losing the doit database costs re-scoring, never a target call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from noisefloor.errors import NoisefloorError, StoreError
+from noisefloor.records import CaseBand, CaseRecord, ScoreFile, ScorerUse
+from noisefloor.rules import get_rule
+from noisefloor.scoring import band_case, read_sample, score_case, scorer_config
+from noisefloor.store import Store, short_hash
+from noisefloor.verdict import RuleSettings
+
+__all__ = [
+    "Comparison",
+    "EngineStats",
+    "SideBands",
+    "band_tasks",
+    "comparison_tasks",
+    "run_tasks",
+    "sset_id",
+]
+
+#: Verdict files per report shard: doit's fan-in check is quadratic in file_dep (doit.md §2.3).
+SHARD_SIZE = 256
+
+Task = dict[str, Any]
+
+
+@dataclass
+class EngineStats:
+    """What one engine invocation did, by task kind."""
+
+    executed: Counter[str] = field(default_factory=Counter)
+    up_to_date: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+    def merged(self, other: EngineStats) -> EngineStats:
+        """The counts of two invocations together."""
+        return EngineStats(
+            self.executed + other.executed,
+            self.up_to_date + other.up_to_date,
+            self.failures + other.failures,
+        )
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        """JSON-able counts."""
+        return {"executed": dict(self.executed), "up_to_date": dict(self.up_to_date)}
+
+
+def sset_id(case: CaseRecord) -> str:
+    """The sample set of a case in a run: target version, input, epoch and repeat count."""
+    parts = Path(case.sample_dir).parts
+    return f"{parts[-2]}-{parts[-1]}-n{case.repeats}"
+
+
+def _sample_paths(store: Store, case: CaseRecord) -> list[Path]:
+    sample_dir = store.abs(case.sample_dir)
+    return [store.sample_path(sample_dir, r) for r in range(case.repeats)]
+
+
+def _label_file(label: str) -> str:
+    return label.replace(":", "-")
+
+
+# -- task actions (module level: they must stay plain, picklable callables) -----------------
+
+
+def _score_action(store: Store, case_id: str, use: ScorerUse, paths: list[Path], out: Path) -> bool:
+    store.write_bytes(out, _dump(score_case(case_id, use, paths)))
+    return True
+
+
+def _band_action(
+    store: Store, case: CaseRecord, score_paths: list[Path], sample_paths: list[Path], out: Path
+) -> bool:
+    samples = [read_sample(p) for p in sample_paths]
+    scores = [store.read_model(p, ScoreFile) for p in score_paths]
+    store.write_bytes(out, _dump(band_case(case.case_id, case.case_key, samples, scores)))
+    return True
+
+
+def _verdict_action(
+    store: Store,
+    case_id: str,
+    base: Path | None,
+    cand: Path | None,
+    settings: RuleSettings,
+    out: Path,
+) -> bool:
+    rule = get_rule(settings.rule)
+    b = store.read_model(base, CaseBand) if base else None
+    c = store.read_model(cand, CaseBand) if cand else None
+    store.write_bytes(out, _dump(rule.compare(case_id, b, c, settings)))
+    return True
+
+
+def _shard_action(store: Store, paths: list[Path], out: Path) -> bool:
+    store.write_bytes(out, _dump([store.read_json(p) for p in paths]))
+    return True
+
+
+def _report_action(store: Store, shards: list[Path], settings: RuleSettings, out: Path) -> bool:
+    cases = [case for shard in shards for case in store.read_json(shard)]
+    decided, suite = get_rule(settings.rule).decide(cases, settings)
+    store.write_bytes(out, _dump({"cases": decided, "suite": suite, "settings": settings.config()}))
+    return True
+
+
+def _dump(obj: Any) -> bytes:
+    from noisefloor.store import dumps
+
+    return dumps(obj)
+
+
+def _missing_sample_action(paths: list[Path]) -> None:
+    missing = [p.name for p in paths if not p.exists()]
+    raise StoreError(f"samples missing ({', '.join(missing)}); this command never calls the target")
+
+
+# -- task generators ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SideBands:
+    """The band file of every case of one run, scored with one list of scorers per case."""
+
+    bands: dict[str, Path]
+    tasks: list[Task]
+
+
+def band_tasks(
+    store: Store,
+    suite: str,
+    cases: Sequence[CaseRecord],
+    scorers: dict[str, list[ScorerUse]],
+    sample_action: Callable[[CaseRecord], object] | None = None,
+) -> SideBands:
+    """Sample, score and band tasks for the cases of one run.
+
+    `scorers` maps case id to the scorers to apply (the candidate's, so that both sides of a
+    comparison are scored alike). Without `sample_action`, missing samples fail their task
+    instead of calling a target: rescore and diff are built that way.
+    """
+    from doit.tools import config_changed
+
+    tasks: list[Task] = []
+    bands: dict[str, Path] = {}
+    for case in cases:
+        sset = sset_id(case)
+        samples = _sample_paths(store, case)
+        tasks.append(
+            {
+                "name": f"sample:{suite}:{case.case_id}@{sset}",
+                "targets": [str(p) for p in samples],
+                "uptodate": [True],
+                "actions": [
+                    (sample_action, [case])
+                    if sample_action
+                    else (_missing_sample_action, [samples])
+                ],
+                "verbosity": 0,
+            }
+        )
+        score_paths = []
+        for use in scorers.get(case.case_id, case.scorers):
+            out = (
+                store.derived_dir("scores", suite, case.case_id, sset)
+                / f"{_label_file(use.label)}.json"
+            )
+            score_paths.append(out)
+            config = {
+                **scorer_config(use),
+                "label": use.label,
+                "min_effect": use.min_effect,
+                "suspect_drop": use.suspect_drop,
+            }
+            tasks.append(
+                {
+                    "name": f"score:{suite}:{case.case_id}:{use.label}@{sset}",
+                    "file_dep": [str(p) for p in samples],
+                    "targets": [str(out)],
+                    "uptodate": [config_changed(config)],
+                    "actions": [(_score_action, [store, case.case_id, use, samples, out])],
+                    "verbosity": 0,
+                }
+            )
+        labels = [use.label for use in scorers.get(case.case_id, case.scorers)]
+        band = (
+            store.derived_dir("bands", suite, case.case_id) / f"{sset}-{short_hash(labels, 8)}.json"
+        )
+        bands[case.case_id] = band
+        tasks.append(
+            {
+                "name": f"band:{suite}:{case.case_id}@{sset}-{short_hash(labels, 8)}",
+                "file_dep": [str(p) for p in score_paths + samples],
+                "targets": [str(band)],
+                "uptodate": [config_changed({"case_key": case.case_key})],
+                "actions": [(_band_action, [store, case, score_paths, samples, band])],
+                "verbosity": 0,
+            }
+        )
+    return SideBands(bands=bands, tasks=tasks)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The tasks of a comparison and the file the report lands in."""
+
+    report: Path
+    tasks: list[Task]
+
+
+def comparison_tasks(
+    store: Store,
+    suite: str,
+    base: dict[str, Path],
+    cand: dict[str, Path],
+    settings: RuleSettings,
+    pair: Sequence[str],
+) -> Comparison:
+    """Verdict tasks per case, shards of verdicts, and the report that decides the suite."""
+    from doit.tools import config_changed
+
+    tasks: list[Task] = []
+    verdicts: list[Path] = []
+    config = settings.config()
+    for case_id in sorted(set(base) | set(cand)):
+        b, c = base.get(case_id), cand.get(case_id)
+        key = short_hash([b.name if b else None, c.name if c else None], 12)
+        out = store.derived_dir("verdicts", suite, case_id) / f"{settings.rule.value}-{key}.json"
+        verdicts.append(out)
+        tasks.append(
+            {
+                "name": f"verdict:{suite}:{case_id}@{settings.rule.value}-{key}",
+                "file_dep": [str(p) for p in (b, c) if p is not None],
+                "targets": [str(out)],
+                "uptodate": [config_changed(config)],
+                "actions": [(_verdict_action, [store, case_id, b, c, settings, out])],
+                "verbosity": 0,
+            }
+        )
+    pair_key = short_hash(list(pair), 12)
+    reports = store.derived_dir("reports", suite)
+    shards = []
+    for index in range(0, max(len(verdicts), 1), SHARD_SIZE):
+        chunk = verdicts[index : index + SHARD_SIZE]
+        shard = reports / f"{settings.rule.value}-{pair_key}.shard{index // SHARD_SIZE}.json"
+        shards.append(shard)
+        tasks.append(
+            {
+                "name": f"report-shard:{suite}@{settings.rule.value}-{pair_key}:{index // SHARD_SIZE}",
+                "file_dep": [str(p) for p in chunk],
+                "targets": [str(shard)],
+                "uptodate": [config_changed({"verdicts": [p.name for p in chunk]})],
+                "actions": [(_shard_action, [store, chunk, shard])],
+                "verbosity": 0,
+            }
+        )
+    report = reports / f"{settings.rule.value}-{pair_key}.json"
+    tasks.append(
+        {
+            "name": f"report:{suite}@{settings.rule.value}-{pair_key}",
+            "file_dep": [str(p) for p in shards],
+            "targets": [str(report)],
+            "uptodate": [config_changed(config)],
+            "actions": [(_report_action, [store, shards, settings, report])],
+            "verbosity": 0,
+        }
+    )
+    return Comparison(report=report, tasks=tasks)
+
+
+# -- running tasks on doit ------------------------------------------------------------------
+
+
+def _kind(task_name: str) -> str:
+    return task_name.split(":", 1)[0]
+
+
+@contextlib.contextmanager
+def _quiet_process() -> Iterator[None]:
+    """doit swaps sys.stdout for captured output; restore it, and pause GC while tasks load
+    (doit.md §2.3: GC over ~7 KB per task doubled no-op times)."""
+    out, err = sys.stdout, sys.stderr
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+        if gc_was_enabled:
+            gc.enable()
+
+
+def run_tasks(store: Store, tasks: Sequence[Task]) -> EngineStats:
+    """Run task dicts through doit (sqlite3 backend under the store root); raise on failure."""
+    from doit.cmd_base import TaskLoader2
+    from doit.doit_cmd import DoitMain
+    from doit.task import dict_to_task
+
+    stats = EngineStats()
+    unique = list({t["name"]: t for t in tasks}.values())
+
+    class Reporter:
+        def __init__(self, outstream: Any, options: Any) -> None:
+            pass
+
+        def initialize(self, tasks: Any, selected_tasks: Any) -> None:
+            pass
+
+        def get_status(self, task: Any) -> None:
+            pass
+
+        def execute_task(self, task: Any) -> None:
+            pass
+
+        def add_success(self, task: Any) -> None:
+            stats.executed[_kind(task.name)] += 1
+
+        def add_failure(self, task: Any, fail: Any) -> None:
+            exc = getattr(fail, "exception", None)
+            if isinstance(exc, NoisefloorError):
+                stats.failures.append(f"{task.name}: {exc.message}")
+            else:
+                stats.failures.append(f"{task.name}: {fail.get_msg().strip().splitlines()[-1]}")
+
+        def skip_uptodate(self, task: Any) -> None:
+            stats.up_to_date[_kind(task.name)] += 1
+
+        def skip_ignore(self, task: Any) -> None:
+            pass
+
+        def cleanup_error(self, exception: Any) -> None:
+            stats.failures.append(f"cleanup: {exception}")
+
+        def runtime_error(self, msg: str) -> None:
+            stats.failures.append(msg.strip())
+
+        def teardown_task(self, task: Any) -> None:
+            pass
+
+        def complete_run(self) -> None:
+            pass
+
+    class Loader(TaskLoader2):  # type: ignore[misc]
+        def setup(self, opt_values: Any) -> None:
+            pass
+
+        def load_doit_config(self) -> dict[str, Any]:
+            return {
+                "dep_file": str(store.doit_db),
+                "backend": "sqlite3",
+                "verbosity": 0,
+                "reporter": Reporter,
+                "check_file_uptodate": "md5",
+            }
+
+        def load_tasks(self, cmd: Any, pos_args: Any) -> list[Any]:
+            return [dict_to_task(t) for t in unique]
+
+    if not unique:
+        return stats
+    store.ensure()
+    with _quiet_process():
+        code = DoitMain(Loader(), config_filenames=()).run(["run", "--continue"])
+    if stats.failures or code not in (0, None):
+        shown = "; ".join(stats.failures[:5]) or f"doit exited with {code}"
+        more = f" (and {len(stats.failures) - 5} more)" if len(stats.failures) > 5 else ""
+        raise StoreError(f"the pipeline failed: {shown}{more}")
+    return stats

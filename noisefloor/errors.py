@@ -1,0 +1,99 @@
+"""Exit codes and the one error hierarchy every harness fault belongs to.
+
+A program's failure is data (a field of a sample); these exceptions are the harness's own faults.
+
+    NoisefloorError                 exit 3, "the harness, its configuration or its invocation"
+     ├── SuiteError                 a suite or cases file that does not validate
+     ├── TargetConfigError          a target that cannot be built from its configuration
+     ├── StoreError                 a corrupt, missing or foreign file under the store root
+     ├── BaselineMissing            no baseline where one is required
+     ├── TargetChanged              two runs of different target specs compared without consent
+     └── ScorerError                a scorer that raised (the harness's fault, not the target's)
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "BaselineMissing",
+    "ExitCode",
+    "NoisefloorError",
+    "ScorerError",
+    "StoreError",
+    "SuiteError",
+    "TargetChanged",
+    "TargetConfigError",
+    "UsageError",
+]
+
+
+class ExitCode(enum.IntEnum):
+    """The process exit codes; CI acts on them, so they never collide."""
+
+    #: Nothing regressed.
+    OK = 0
+    #: A case regressed (or, with ``--strict``, is inconclusive).
+    REGRESSED = 1
+    #: A case broke: the target no longer produces valid results.
+    BROKEN = 2
+    #: The harness, its configuration or its invocation is wrong.
+    HARNESS = 3
+
+
+class NoisefloorError(Exception):
+    """A harness fault: says what is wrong, where, and how to fix it."""
+
+    exit_code: ExitCode = ExitCode.HARNESS
+
+    def __init__(
+        self,
+        message: str,
+        where: str | None = None,
+        hint: str | None = None,
+        details: list[str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.hint = hint
+        self.details = details or []
+
+    def format_message(self) -> str:
+        """One line per problem, then the hint, ready for stderr."""
+        head = f"{self.where}: {self.message}" if self.where else self.message
+        lines = [head, *(f"  {d}" for d in self.details)]
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format_message()
+
+
+class SuiteError(NoisefloorError):
+    """A suite file or cases file that does not load or does not validate."""
+
+
+class TargetConfigError(NoisefloorError):
+    """A target whose configuration cannot work (unknown placeholder, missing key variable)."""
+
+
+class StoreError(NoisefloorError):
+    """A store file that is corrupt, missing, or outside the store root."""
+
+
+class BaselineMissing(NoisefloorError):
+    """No baseline exists where the command requires one."""
+
+
+class TargetChanged(NoisefloorError):
+    """The baseline and candidate were produced by different target specs."""
+
+
+class ScorerError(NoisefloorError):
+    """A scorer raised while scoring stored outputs."""
+
+
+class UsageError(NoisefloorError):
+    """The command line itself is wrong (unknown flag, bad value)."""

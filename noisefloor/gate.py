@@ -1,0 +1,503 @@
+"""The operations behind the commands: run, check, rescore, diff, record and compare.
+
+Each takes a store and settings and returns plain data; printing belongs to the report package.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from noisefloor import __version__
+from noisefloor.engine import EngineStats, band_tasks, comparison_tasks, run_tasks
+from noisefloor.errors import BaselineMissing, StoreError, TargetChanged, UsageError
+from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
+from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
+from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
+from noisefloor.suite import Case, Suite
+from noisefloor.targets.factory import BuiltTarget, build_target
+from noisefloor.verdict import (
+    RuleSettings,
+    Verdict,
+    case_frame,
+    exit_code_for,
+    side,
+    sort_cases,
+    suite_summary,
+)
+
+__all__ = [
+    "RunOptions",
+    "RunResult",
+    "check_suite",
+    "compare_labels",
+    "compare_runs",
+    "adoption_report",
+    "diff_runs",
+    "rescore_run",
+    "resolve_run",
+    "run_suite",
+]
+
+
+@dataclass
+class RunOptions:
+    """How to sample a suite."""
+
+    repeats: int | None = None
+    jobs: int = 1
+    fresh: bool = False
+    label: str | None = None
+    set_baseline: bool = False
+    on_sample: Callable[[Pending, str], None] | None = None
+    on_start: Callable[[int], None] | None = None
+
+
+@dataclass
+class RunResult:
+    """A completed run, its bands, and what it cost."""
+
+    run: RunRecord
+    bands: dict[str, CaseBand]
+    stats: EngineStats
+    pending: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def _scorer_uses(case: Case) -> list[ScorerUse]:
+    return [
+        ScorerUse(
+            label=b.label,
+            name=b.scorer.name,
+            params=b.scorer.spec.params,
+            impl_hash=b.scorer.spec.impl_hash,
+            min_effect=b.min_effect,
+            suspect_drop=b.suspect_drop,
+        )
+        for b in case.scorers
+    ]
+
+
+def _case_key(case: Case) -> str:
+    return short_hash({"case_id": case.id, "input": case.input})
+
+
+def _run_id(suite: str) -> str:
+    stamp = utc_now().replace("-", "").replace(":", "")
+    return f"{stamp}-{suite}"
+
+
+def _bands(
+    store: Store,
+    suite: str,
+    cases: list[CaseRecord],
+    scorers: dict[str, list[ScorerUse]] | None = None,
+) -> tuple[dict[str, CaseBand], EngineStats]:
+    side_tasks = band_tasks(store, suite, cases, scorers or {})
+    stats = run_tasks(store, side_tasks.tasks)
+    return {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()}, stats
+
+
+def run_suite(
+    store: Store, suite: Suite, opts: RunOptions, built: BuiltTarget | None = None
+) -> RunResult:
+    """Sample every case (reusing cached samples), save the run, and score it."""
+
+    if opts.repeats is not None and opts.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
+    if opts.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
+    built = built or build_target(suite, store.root)
+    store.ensure()
+    started = utc_now()
+    with store.lock(suite.name):
+        key = built.record.key
+        epoch = store.bump_epoch(suite.name, key) if opts.fresh else store.epoch(suite.name, key)
+        cases = []
+        for case in suite.cases:
+            case_key = _case_key(case)
+            sample_dir = store.sample_dir(suite.name, case.id, key, case_key, epoch)
+            cases.append(
+                CaseRecord(
+                    case_id=case.id,
+                    case_key=case_key,
+                    input=case.input,
+                    repeats=opts.repeats or case.repeats,
+                    sample_dir=store.rel(sample_dir),
+                    tags=list(case.tags),
+                    scorers=_scorer_uses(case),
+                    line=case.line,
+                )
+            )
+        pending = pending_samples(store, cases)
+        if opts.on_start is not None:
+            opts.on_start(len(pending))
+        redactor = Redactor(suite.redact, built.secrets)
+        calls = take_samples(
+            store,
+            built.target,
+            pending,
+            jobs=opts.jobs,
+            redactor=redactor,
+            on_sample=opts.on_sample,
+        )
+        run = RunRecord(
+            run_id=_run_id(suite.name),
+            suite=suite.name,
+            suite_file=suite.path.name,
+            label=opts.label,
+            started_at=started,
+            finished_at=utc_now(),
+            harness_version=__version__,
+            target=built.record,
+            epoch=epoch,
+            jobs=opts.jobs,
+            calls=calls,
+            cases=cases,
+        )
+        store.save_run(run)
+        if opts.label:
+            store.set_label(suite.name, opts.label, run.run_id)
+        if opts.set_baseline:
+            store.set_baseline(suite.name, run.run_id)
+    bands, stats = _bands(store, suite.name, cases)
+    return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _spec_diff(base: RunRecord, cand: RunRecord) -> list[str]:
+    a, b = base.target.spec, cand.target.spec
+    out = [
+        f"{k}: {a.get(k)!r} -> {b.get(k)!r}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
+    if base.target.kind != cand.target.kind:
+        out.insert(0, f"kind: {base.target.kind} -> {cand.target.kind}")
+    return out
+
+
+def _check_comparable(base: RunRecord, cand: RunRecord, allow_target_change: bool) -> list[str]:
+    if base.suite != cand.suite:
+        raise UsageError(f"runs of different suites: {base.suite!r} and {cand.suite!r}")
+    changes = _spec_diff(base, cand)
+    if changes and not allow_target_change:
+        raise TargetChanged(
+            "the target spec changed between the baseline and the candidate",
+            details=changes,
+            hint="a code change is compared as usual; a different command, cwd or model needs a new "
+            "baseline (`noisefloor baseline set RUN`) or --allow-target-change",
+        )
+    return [f"target spec changed ({'; '.join(changes)}), compared anyway"] if changes else []
+
+
+def _run_summary(run: RunRecord) -> dict[str, Any]:
+    reps = sorted({c.repeats for c in run.cases})
+    return {
+        "run_id": run.run_id,
+        "started_at": run.started_at,
+        "target_key": run.target.key,
+        "epoch": run.epoch,
+        "repeats": reps[0] if len(reps) == 1 else reps,
+        "calls": run.calls,
+        "jobs": run.jobs,
+        "label": run.label,
+        "cases": len(run.cases),
+    }
+
+
+def _finish(
+    report: dict[str, Any], settings: RuleSettings, continue_on_scorer_error: bool
+) -> dict[str, Any]:
+    cases = sort_cases(report["cases"])
+    counts = Counter(c["verdict"] for c in cases)
+    scorer_errors = sum(
+        (s["baseline"].get("scorer_errors") or 0) + (s["candidate"].get("scorer_errors") or 0)
+        for c in cases
+        for s in c["scorers"]
+    )
+    warnings = report.setdefault("warnings", [])
+    if scorer_errors:
+        affected = sorted(
+            {
+                c["case_id"]
+                for c in cases
+                for s in c["scorers"]
+                if (s["baseline"].get("scorer_errors") or 0)
+                + (s["candidate"].get("scorer_errors") or 0)
+            }
+        )
+        warnings.append(
+            f"{scorer_errors} scorer error(s) in {', '.join(affected[:5])}: a scorer raised; "
+            "that is the harness's fault, not the target's (see `noisefloor show`)"
+        )
+    summary = report.get("suite_summary") or {}
+    suite_failed = bool(settings.suite_gate and summary.get("gate_failed"))
+    code = exit_code_for(
+        counts,
+        strict=settings.strict,
+        harness_fault=bool(scorer_errors) and not continue_on_scorer_error,
+    )
+    if suite_failed and code == 0:
+        code = exit_code_for({Verdict.REGRESSED: 1}, strict=False)
+    report.update(cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code))
+    return report
+
+
+def compare_runs(
+    store: Store,
+    base: RunRecord,
+    cand: RunRecord,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+    continue_on_scorer_error: bool = False,
+) -> dict[str, Any]:
+    """Compare two stored runs: both scored with the candidate's scorers. Never calls a target."""
+    warnings = _check_comparable(base, cand, allow_target_change)
+    view = ReadOnlyStore(store.root)
+    scorers = {c.case_id: c.scorers for c in cand.cases}
+    base_side = band_tasks(view, base.suite, base.cases, scorers)
+    cand_side = band_tasks(view, cand.suite, cand.cases, scorers)
+    comparison = comparison_tasks(
+        view, cand.suite, base_side.bands, cand_side.bands, settings, [base.run_id, cand.run_id]
+    )
+    stats = run_tasks(view, base_side.tasks + cand_side.tasks + comparison.tasks)
+    data = view.read_json(comparison.report)
+    base_reps = {c.case_id: c.repeats for c in base.cases}
+    changed = sorted(
+        c.case_id
+        for c in cand.cases
+        if c.case_id in base_reps and base_reps[c.case_id] != c.repeats
+    )
+    if changed:
+        warnings.append(
+            f"repeat count changed for {len(changed)} case(s) (e.g. {changed[0]}: "
+            f"{base_reps[changed[0]]} -> {next(c.repeats for c in cand.cases if c.case_id == changed[0])})"
+        )
+    report = {
+        "suite": cand.suite,
+        "rule": settings.rule.value,
+        "baseline": base.run_id,
+        "candidate": cand.run_id,
+        "adopted": False,
+        "cases": data["cases"],
+        "warnings": warnings,
+        "rule_summary": data["suite"],
+        "settings": data["settings"],
+        "suite_summary": suite_summary(data["cases"], settings),
+        "runs": {"baseline": _run_summary(base), "candidate": _run_summary(cand)},
+        "calls": cand.calls,
+        "work": stats.as_dict(),
+    }
+    return _finish(report, settings, continue_on_scorer_error)
+
+
+def adoption_report(
+    result: RunResult, settings: RuleSettings, continue_on_scorer_error: bool = False
+) -> dict[str, Any]:
+    """The report of a first check: every case added, none passing by absence."""
+    cases = []
+    for case in result.run.cases:
+        band = result.bands[case.case_id]
+        frame = case_frame(None, band)
+        assert frame is not None
+        reason = "adopted as the baseline" if frame["verdict"] is Verdict.ADDED else frame["reason"]
+        cases.append(
+            {
+                "case_id": case.case_id,
+                "verdict": frame["verdict"].value,
+                "reason": reason,
+                "scorers": [
+                    {
+                        "key": s.label,
+                        "verdict": Verdict.ADDED.value,
+                        "reason": "new",
+                        "baseline": {},
+                        "candidate": side(s),
+                        "evidence": {},
+                    }
+                    for s in band.scorers
+                ],
+            }
+        )
+    report = {
+        "suite": result.run.suite,
+        "rule": settings.rule.value,
+        "baseline": result.run.run_id,
+        "candidate": result.run.run_id,
+        "adopted": True,
+        "cases": cases,
+        "warnings": [
+            f"no baseline for {result.run.suite!r} yet: adopted {result.run.run_id} as the baseline. "
+            "Nothing was compared; run check again after a change."
+        ],
+        "runs": {"candidate": _run_summary(result.run)},
+        "calls": result.run.calls,
+        "work": result.stats.as_dict(),
+    }
+    return _finish(report, settings, continue_on_scorer_error)
+
+
+def check_suite(
+    store: Store,
+    suite: Suite,
+    opts: RunOptions,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+    require_baseline: bool = False,
+    continue_on_scorer_error: bool = False,
+) -> dict[str, Any]:
+    """Run the suite, then compare with its baseline (adopting the run when there is none)."""
+    pointer = store.baseline(suite.name)
+    if pointer is None and require_baseline:
+        raise BaselineMissing(
+            f"no baseline for suite {suite.name!r} under {store.root}",
+            hint="commit one (`noisefloor run SUITE --set-baseline`), or drop --require-baseline",
+        )
+    needed = min((opts.repeats or c.repeats) for c in suite.cases)
+    if needed < 2:
+        raise UsageError(
+            f"a check needs at least 2 repeats per case to measure noise; got {needed}",
+            hint="raise --repeats (5 is the default); `noisefloor run` takes single samples",
+        )
+    built = build_target(suite, store.root)
+    base = None
+    if pointer is not None:
+        base = store.load_run(suite.name, pointer.run_id)
+        # refuse before spending calls on a target that cannot be compared
+        if base.target.spec != built.record.spec and not allow_target_change:
+            _check_comparable(base, base.model_copy(update={"target": built.record}), False)
+    result = run_suite(store, suite, opts, built)
+    if base is None:
+        store.set_baseline(suite.name, result.run.run_id)
+        return adoption_report(result, settings, continue_on_scorer_error)
+    report = compare_runs(
+        store,
+        base,
+        result.run,
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=continue_on_scorer_error,
+    )
+    stats = result.stats.merged(
+        EngineStats(Counter(report["work"]["executed"]), Counter(report["work"]["up_to_date"]))
+    )
+    report["work"] = stats.as_dict()
+    return report
+
+
+def resolve_run(store: Store, ref: str, suite: str | None = None) -> RunRecord:
+    """A run id, a unique prefix of one, or a label."""
+    labelled = store.find_label(ref, suite) if _is_name(ref) else None
+    return labelled or store.find_run(ref)
+
+
+def _is_name(text: str) -> bool:
+    return bool(text) and all(ch.isalnum() or ch in "._-" for ch in text)
+
+
+def diff_runs(
+    store: Store,
+    candidate: str | None,
+    baseline: str | None,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+    continue_on_scorer_error: bool = False,
+) -> dict[str, Any]:
+    """Compare stored runs: the newest run (or CANDIDATE) against the baseline (or --baseline)."""
+    cand = resolve_run(store, candidate) if candidate else store.latest_run()
+    if cand is None:
+        raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
+    if baseline:
+        base = resolve_run(store, baseline, cand.suite)
+    else:
+        pointer = store.baseline(cand.suite)
+        if pointer is None:
+            raise BaselineMissing(
+                f"no baseline for suite {cand.suite!r}",
+                hint="pass --baseline RUN or set one with `noisefloor baseline set RUN`",
+            )
+        base = store.load_run(cand.suite, pointer.run_id)
+    if base.run_id == cand.run_id:
+        raise UsageError(
+            f"the candidate {cand.run_id} is the baseline itself: nothing to compare",
+            hint="name another run, or run the suite again",
+        )
+    return compare_runs(
+        store,
+        base,
+        cand,
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=continue_on_scorer_error,
+    )
+
+
+def compare_labels(
+    store: Store,
+    baseline: str,
+    current: str,
+    settings: RuleSettings,
+    *,
+    suite: str | None = None,
+    allow_target_change: bool = False,
+) -> dict[str, Any]:
+    """The quarantine-lane `compare`: two labelled runs."""
+    found = []
+    for label in (baseline, current):
+        run = store.find_label(label, suite)
+        if run is None:
+            raise StoreError(
+                f"no run is labelled {label!r}",
+                hint="`noisefloor record SUITE --label NAME` makes one",
+            )
+        found.append(run)
+    return compare_runs(
+        store,
+        found[0],
+        found[1],
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=True,
+    )
+
+
+def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
+    """Apply the suite's current scorers to a stored run's samples; never calls the target."""
+    view = ReadOnlyStore(store.root)
+    run = view.load_run(suite.name, run_id) if run_id and not run_id.startswith("-") else None
+    if run_id and run is None:
+        run = view.find_run(run_id)
+    run = run or view.latest_run(suite.name)
+    if run is None:
+        raise StoreError(f"no runs of suite {suite.name!r} under {store.root}")
+    current = {c.id: c for c in suite.cases}
+    cases = [
+        c.model_copy(update={"scorers": _scorer_uses(current[c.case_id])})
+        if c.case_id in current
+        else c
+        for c in run.cases
+    ]
+    new = run.model_copy(
+        update={
+            "run_id": _run_id(suite.name),
+            "rescored_from": run.run_id,
+            "calls": 0,
+            "cases": cases,
+            "started_at": utc_now(),
+            "finished_at": utc_now(),
+        }
+    )
+    bands, stats = _bands(view, suite.name, cases)
+    view.save_run(new)
+    skipped = sorted(set(current) - {c.case_id for c in run.cases})
+    warnings = (
+        [f"{len(skipped)} case(s) of the suite are not in run {run.run_id} and were skipped"]
+        if skipped
+        else []
+    )
+    return RunResult(run=new, bands=bands, stats=stats, pending=0, warnings=warnings)

@@ -1,0 +1,191 @@
+"""The versioned records the store keeps besides samples: runs, scores, bands and pointers.
+
+Each carries a `version`, bumped whenever a field changes meaning; field docs feed the schema.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "BaselinePointer",
+    "CaseBand",
+    "CaseRecord",
+    "RepeatScore",
+    "RepeatStatus",
+    "RunRecord",
+    "ScoreFile",
+    "ScorerBand",
+    "ScorerUse",
+    "TargetRecord",
+]
+
+RUN_VERSION = 1
+SCORE_VERSION = 1
+BAND_VERSION = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScorerUse(_Record):
+    """One scorer as a case uses it: its spec plus the gate settings that apply to it."""
+
+    label: str
+    """`<index>:<type>`, unique within the case; the key reports use."""
+    name: str
+    params: dict[str, Any]
+    impl_hash: str
+    min_effect: float | None = None
+    """Smallest change that may be called a regression (rule units); None: the rule's default."""
+    suspect_drop: float | None = None
+    """Drop that is reported inconclusive when not significant; None: the rule's default."""
+
+
+class CaseRecord(_Record):
+    """One case of a run: where its samples are and how it is scored."""
+
+    case_id: str
+    case_key: str
+    """Hash of what the target receives for this case (input and id)."""
+    input: str
+    repeats: int
+    sample_dir: str
+    """Directory of the sample files, relative to the store root."""
+    tags: list[str] = []
+    scorers: list[ScorerUse]
+    line: int | None = None
+    """Line of the case in the suite or cases file, for messages."""
+
+
+class TargetRecord(_Record):
+    """The target as it was when the run sampled it."""
+
+    kind: str
+    key: str
+    """Version of the target: spec plus code fingerprint."""
+    spec: dict[str, Any]
+    """The comparable spec (argv template, cwd, model...): differing specs are not compared."""
+    fingerprint: dict[str, str] = {}
+    """Content hashes of the files that make up the target's code."""
+
+
+class RunRecord(_Record):
+    """A run: which samples answered which cases, with which scorers. Written when it completes."""
+
+    version: int = RUN_VERSION
+    run_id: str
+    suite: str
+    suite_file: str | None = None
+    label: str | None = None
+    started_at: str
+    finished_at: str
+    harness_version: str
+    target: TargetRecord
+    epoch: int
+    jobs: int
+    calls: int
+    """Target calls this run made (0 when every sample came from the cache)."""
+    rescored_from: str | None = None
+    cases: list[CaseRecord]
+
+
+class BaselinePointer(_Record):
+    """`baselines/<suite>.json`: which run is the suite's baseline."""
+
+    version: int = 1
+    suite: str
+    run_id: str
+    set_at: str
+
+
+class RepeatStatus(enum.StrEnum):
+    """How one repeat counts for one scorer."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    #: The program failed (crash, timeout, bad output): a fail for quality, tested as an error rate.
+    TARGET_ERROR = "target_error"
+    #: The infrastructure failed: excluded from the statistics.
+    INFRA_ERROR = "infra_error"
+    #: The scorer raised: the harness's fault, reported apart.
+    SCORER_ERROR = "scorer_error"
+
+
+class RepeatScore(_Record):
+    """One scorer applied to one repeat."""
+
+    repeat: int
+    status: RepeatStatus
+    value: float | None = None
+    detail: str = ""
+    reliable: bool = True
+
+
+class ScoreFile(_Record):
+    """`scores/...`: one scorer over every repeat of one case. Byte-deterministic."""
+
+    version: int = SCORE_VERSION
+    case_id: str
+    scorer: ScorerUse
+    kind: str
+    direction: str
+    repeats: list[RepeatScore]
+
+
+class ScorerBand(_Record):
+    """One scorer's repeats collapsed into counts and values."""
+
+    label: str
+    name: str
+    kind: str
+    direction: str
+    impl_hash: str
+    params: dict[str, Any]
+    min_effect: float | None = None
+    suspect_drop: float | None = None
+    n: int
+    """Valid repeats: passes, fails and target errors (infrastructure and scorer errors excluded)."""
+    k: int
+    """Passing repeats."""
+    target_errors: int
+    infra_errors: int
+    scorer_errors: int
+    values: list[float]
+    """Continuous values of the repeats that produced one, in repeat order."""
+    reliable: bool
+    details: list[str]
+    """Distinct failure details, most frequent first (at most five)."""
+
+
+class CaseBand(_Record):
+    """`bands/...`: every scorer of one case over one sample set. Byte-deterministic."""
+
+    version: int = BAND_VERSION
+    case_id: str
+    case_key: str
+    repeats: int
+    outcomes: dict[str, int]
+    """Count of repeats per outcome (`ok`, `error:exit`, ...)."""
+    errors: list[str]
+    """Distinct error messages of failed calls, most frequent first (at most five)."""
+    scorers: list[ScorerBand]
+
+    @property
+    def ok(self) -> int:
+        """Repeats that produced a valid result."""
+        return self.outcomes.get("ok", 0)
+
+    @property
+    def infra(self) -> int:
+        """Repeats lost to the infrastructure."""
+        return self.outcomes.get("error:infra", 0)
+
+    @property
+    def valid(self) -> int:
+        """Repeats that count: all but infrastructure failures."""
+        return self.repeats - self.infra

@@ -1,0 +1,74 @@
+"""The words and numbers behind one scorer's verdict, shared by the text renderers.
+
+One function per kind of evidence, so that terminal and markdown print the same figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["counts_line", "evidence_line", "side_text"]
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
+    return str(x)
+
+
+def _interval(pair: list[Any] | None) -> str:
+    return f"[{_num(pair[0])}, {_num(pair[1])}]" if pair else ""
+
+
+def side_text(s: dict[str, Any]) -> str:
+    """One side of a scorer: `k/n [wilson]`, plus the value band for continuous scorers."""
+    if not s:
+        return "-"
+    text = f"{s['k']}/{s['n']}"
+    if s.get("wilson"):
+        text += f" {_interval(s['wilson'])}"
+    if "mean" in s:
+        text += f"; mean {_num(s['mean'])} sd {_num(s.get('sd'))}, {_num(s['median'])} [{_num(s['min'])}-{_num(s['max'])}]"
+    errors = [
+        f"{s[k]} {k.replace('_', ' ')}"
+        for k in ("target_errors", "infra_errors", "scorer_errors")
+        if s.get(k)
+    ]
+    if errors:
+        text += f" ({', '.join(errors)})"
+    return text
+
+
+def evidence_line(e: dict[str, Any]) -> str:
+    """The test statistics of one scorer, empty when the rule computed none."""
+    parts = []
+    if "p_regress" in e:
+        parts.append(f"diff {_num(e['diff'])} {_interval(e.get('newcombe'))}")
+        parts.append(f"p={_num(e['p_regress'])} vs {_num(e['threshold'])}")
+        mde = e.get("min_detectable_drop")
+        parts.append(
+            f"smallest detectable drop {_num(mde)}"
+            if mde is not None
+            else "no drop detectable at this N"
+        )
+    values = e.get("values")
+    if values:
+        if values.get("deterministic"):
+            parts.append(f"values constant on both sides, diff {_num(values['diff'])}")
+        else:
+            parts.append(
+                f"mean diff {_num(values['diff'])} {_interval(values.get('welch_ci'))}, "
+                f"Welch p={_num(values.get('p_worse'))} vs {_num(values.get('threshold'))}"
+            )
+    return "; ".join(parts)
+
+
+def counts_line(counts: dict[str, int]) -> str:
+    """`2 unchanged, 1 regressed` worst first."""
+    from noisefloor.verdict import SEVERITY
+
+    order = {v.value: i for i, v in enumerate(SEVERITY)}
+    items = sorted(counts.items(), key=lambda kv: order.get(kv[0], 99))
+    return ", ".join(f"{n} {v}" for v, n in items) or "no cases"

@@ -1,0 +1,52 @@
+"""`noisefloor show`: the stored outputs of a run, stdout and stderr, exactly as the target printed.
+
+Bytes that were not UTF-8 are shown with replacement characters and flagged as such.
+"""
+
+from __future__ import annotations
+
+from noisefloor.records import RunRecord
+from noisefloor.scoring import read_sample
+from noisefloor.store import Store
+
+__all__ = ["render_show"]
+
+
+def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str:
+    """Every repeat of every case (or of one case) with its outcome, timing and output."""
+    from noisefloor.errors import StoreError
+
+    cases = [c for c in run.cases if case_id is None or c.case_id == case_id]
+    if case_id is not None and not cases:
+        known = ", ".join(c.case_id for c in run.cases[:10])
+        raise StoreError(f"run {run.run_id} has no case {case_id!r}", hint=f"its cases: {known}")
+    out = [
+        f"{run.run_id}  suite {run.suite}  target {run.target.kind} {run.target.key}  "
+        f"epoch {run.epoch}  {run.calls} calls"
+    ]
+    for case in cases:
+        out.append(f"\n== {case.case_id}  input: {case.input!r}")
+        sample_dir = store.abs(case.sample_dir)
+        for repeat in range(case.repeats):
+            path = store.sample_path(sample_dir, repeat)
+            if not path.exists():
+                out.append(f"-- repeat {repeat}: (no sample: the run was interrupted before it)")
+                continue
+            s = read_sample(path)
+            cpu = f", cpu {s.cpu_s:.3f}s" if s.cpu_s is not None else ""
+            code = f", exit {s.exit_code}" if s.exit_code is not None else ""
+            out.append(f"-- repeat {repeat} [{s.outcome.value}] {s.wall_s:.3f}s{cpu}{code}")
+            if s.error:
+                out.append(f"   error: {s.error}")
+            for name, stream in (("stdout", s.output), ("stderr", s.stderr)):
+                if stream is None or (not stream.text and not stream.size):
+                    continue
+                notes = []
+                if stream.b64 is not None:
+                    notes.append("not valid UTF-8; exact bytes kept in the sample file")
+                if stream.truncated:
+                    notes.append(f"truncated: {stream.size} bytes produced")
+                note = f" ({'; '.join(notes)})" if notes else ""
+                out.append(f"   {name}{note}:")
+                out.extend(f"   | {line}" for line in stream.text.splitlines())
+    return "\n".join(out) + "\n"

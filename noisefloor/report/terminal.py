@@ -1,0 +1,90 @@
+"""The terminal report: the headline, the suite line, then every case worst first with its numbers.
+
+Plain text (no colour codes), so that it reads the same in a CI log as in a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from noisefloor.report._evidence import counts_line, evidence_line, side_text
+
+__all__ = ["render", "render_run"]
+
+_MARK = {
+    "broken": "BROKEN",
+    "regressed": "REGRESSED",
+    "invalid": "INVALID",
+    "inconclusive": "inconclusive",
+    "quarantine": "quarantine",
+    "redefined": "redefined",
+    "unmeasured": "unmeasured",
+    "removed": "removed",
+    "added": "added",
+    "fixed": "fixed",
+    "improved": "improved",
+    "unchanged": "ok",
+}
+
+
+def _suite_line(report: dict[str, Any]) -> list[str]:
+    rule = report.get("rule_summary") or {}
+    settings = report.get("settings") or {}
+    parts = [f"rule {report['rule']}"]
+    if report["rule"] == "exact" and rule:
+        parts.append(f"alpha {settings.get('alpha')} family-wise")
+        k = rule.get("K", {})
+        parts.append(f"K={k.get('regress')} (thresh {rule.get('thresholds', {}).get('regress')})")
+    parts.append(f"calls made {report.get('calls', 0)}")
+    lines = ["  " + counts_line(report["counts"]) + "  |  " + ", ".join(parts)]
+    summary = report.get("suite_summary") or {}
+    if summary.get("cases"):
+        ci = summary.get("ci95")
+        shown = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "(one case: no interval)"
+        lines.append(
+            f"  suite: mean pass-rate change {summary['mean_diff']:+.3f} over {summary['cases']} case(s), "
+            f"95% CI {shown}"
+        )
+    return lines
+
+
+def render(report: dict[str, Any]) -> str:
+    """The comparison report as text."""
+    head = f"{report['suite']}: {report['baseline']} -> {report['candidate']}"
+    if report.get("adopted"):
+        head = f"{report['suite']}: {report['candidate']} (adopted as the baseline)"
+    lines = [head, *_suite_line(report), ""]
+    for case in report["cases"]:
+        mark = _MARK.get(case["verdict"], case["verdict"])
+        flaky = case.get("flaky")
+        tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
+        lines.append(f"  {mark:>12}  {case['case_id']}  {case['reason']}{tag}")
+        for s in case["scorers"]:
+            lines.append(
+                f"  {'':>12}    {s['key']}: {s['verdict']}: {side_text(s['baseline'])} -> "
+                f"{side_text(s['candidate'])}"
+            )
+            evidence = evidence_line(s.get("evidence") or {})
+            if evidence:
+                lines.append(f"  {'':>12}      {evidence}")
+    for warning in report.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    lines.append(f"exit {report['exit_code']}")
+    return "\n".join(lines) + "\n"
+
+
+def render_run(summary: dict[str, Any]) -> str:
+    """A run without comparison: per case, the pass count of every scorer."""
+    run = summary["run"]
+    lines = [
+        f"{run['run_id']}",
+        f"  {len(run['cases'])} cases, {summary['calls']} target calls ({summary['pending']} samples were missing)",
+    ]
+    for case in summary["cases"]:
+        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
+        lines.append(f"  {case['case_id']}  ({outcomes})")
+        for s in case["scorers"]:
+            lines.append(f"      {s['key']}: {side_text(s['side'])}")
+    for warning in summary.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines) + "\n"

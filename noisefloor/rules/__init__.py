@@ -1,0 +1,47 @@
+"""The decision rules behind one small interface: compare one case, then decide the suite.
+
+`compare` sees one case's two bands; `decide` sees every case, for corrections across cases.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from noisefloor.records import CaseBand
+from noisefloor.verdict import RuleName, RuleSettings
+
+__all__ = ["Rule", "get_rule"]
+
+
+class Rule(Protocol):
+    """A decision rule. Both methods are pure functions of their arguments."""
+
+    name: RuleName
+
+    def compare(
+        self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
+    ) -> dict[str, Any]:
+        """The evidence for one case (JSON-able), with a verdict if the case alone decides it."""
+        ...
+
+    def decide(
+        self, cases: list[dict[str, Any]], settings: RuleSettings
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Final case verdicts and the suite-level figures (corrections, thresholds, warnings)."""
+        ...
+
+
+def get_rule(name: RuleName | str) -> Rule:
+    """The rule of that name."""
+    name = RuleName(name)
+    if name is RuleName.BAND:
+        from noisefloor.rules.band import BandRule
+
+        return BandRule()
+    if name is RuleName.WILSON:
+        from noisefloor.rules.wilson import WilsonRule
+
+        return WilsonRule()
+    from noisefloor.rules.exact import ExactRule
+
+    return ExactRule()

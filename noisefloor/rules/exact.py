@@ -1,0 +1,364 @@
+"""Rule `exact`, the default: Fisher exact tests with Tarone's correction, Welch tests with Holm's.
+
+The family-wise false-alarm rate of one check is `alpha`; research/statistics.md §5 has the why.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics as pystats
+from typing import Any
+
+from noisefloor import stats
+from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, side, worst
+
+__all__ = ["ExactRule"]
+
+#: Default minimum effect on a pass rate (statistics.md §5, step 3).
+BINARY_MIN_EFFECT = 0.10
+#: Families of tests corrected together: discrete ones with Tarone, continuous ones with Holm.
+DISCRETE = ("errors", "regress", "improve")
+CONTINUOUS = ("worse", "better")
+
+
+def _r(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return x
+    return float(f"{x:.6g}")
+
+
+def _label_order(label: str) -> tuple[int, str]:
+    index, _, name = label.partition(":")
+    return (int(index) if index.isdigit() else 1 << 30, name)
+
+
+def _binary_tests(key: str, b: ScorerBand, c: ScorerBand) -> list[dict[str, Any]]:
+    args = (b.k, b.n, c.k, c.n)
+    return [
+        {
+            "family": "regress",
+            "scorer": key,
+            "p": stats.fisher_regress(*args),
+            "pmin": stats.fisher_regress_min(*args),
+        },
+        {
+            "family": "improve",
+            "scorer": key,
+            "p": stats.fisher_improve(*args),
+            "pmin": stats.fisher_improve_min(*args),
+        },
+    ]
+
+
+def _welch_tests(
+    key: str, b: ScorerBand, c: ScorerBand
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Welch on the values; constant-and-equal arms are not tests at all (statistics.md §5)."""
+    vb, vc = b.values, c.values
+    const_b = all(stats.close(v, vb[0]) for v in vb)
+    const_c = all(stats.close(v, vc[0]) for v in vc)
+    mb, mc = pystats.fmean(vb), pystats.fmean(vc)
+    higher_better = b.direction != "lower_is_better"
+    evidence: dict[str, Any] = {"diff": _r(mc - mb), "direction": b.direction}
+    if const_b and const_c:
+        evidence["deterministic"] = True
+        return [], evidence
+    w = stats.welch(vb, vc)
+    p_worse, p_better = (w.p_lower, w.p_higher) if higher_better else (w.p_higher, w.p_lower)
+    pooled = math.sqrt((w.sd_b**2 + w.sd_c**2) / 2)
+    evidence.update(
+        {
+            "welch_ci": [_r(w.ci_low), _r(w.ci_high)],
+            "t": _r(w.t),
+            "df": _r(w.df),
+            "p_worse": _r(p_worse),
+            "pooled_sd": _r(pooled),
+            "diff_sd": _r((mc - mb) / pooled) if pooled > 0 else None,
+        }
+    )
+    tests = [
+        {"family": "worse", "scorer": key, "p": p_worse},
+        {"family": "better", "scorer": key, "p": p_better},
+    ]
+    return tests, evidence
+
+
+class ExactRule:
+    """Exact per-case tests, corrected across the cases of one check."""
+
+    name = RuleName.EXACT
+
+    def compare(
+        self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
+    ) -> dict[str, Any]:
+        """Per-case statistics; the verdicts wait for `decide`, which knows every case."""
+        base_scorers = {s.label: s for s in base.scorers} if base else {}
+        cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
+        frame = case_frame(base, cand)
+        tests: list[dict[str, Any]] = []
+        scorers = []
+        if frame is None:
+            assert base is not None and cand is not None
+            if cand.valid - cand.ok > 0:
+                args = (base.ok, base.valid, cand.ok, cand.valid)
+                tests.append(
+                    {
+                        "family": "errors",
+                        "scorer": None,
+                        "p": stats.fisher_regress(*args),
+                        "pmin": stats.fisher_regress_min(*args),
+                    }
+                )
+        for key in sorted(set(base_scorers) | set(cand_scorers), key=_label_order):
+            b, c = base_scorers.get(key), cand_scorers.get(key)
+            entry: dict[str, Any] = {
+                "key": key,
+                "baseline": side(b),
+                "candidate": side(c),
+                "evidence": {},
+            }
+            gate = c or b
+            assert gate is not None
+            entry["gate"] = {"min_effect": gate.min_effect, "suspect_drop": gate.suspect_drop}
+            if frame is not None or b is None or c is None:
+                entry.update(
+                    verdict=Verdict.UNMEASURED.value,
+                    reason="only on one side" if frame is None else "see the case verdict",
+                )
+            elif not (b.reliable and c.reliable):
+                entry.update(
+                    verdict=Verdict.UNMEASURED.value,
+                    reason="measured with several calls at once; timing not comparable (use --jobs 1)",
+                )
+            elif min(b.n, c.n) < settings.n_min:
+                entry.update(
+                    verdict=Verdict.INCONCLUSIVE.value,
+                    reason=f"only {min(b.n, c.n)} valid repeat(s) on one side; {settings.n_min} needed",
+                )
+            else:
+                entry["pending"] = True
+                tests.extend(_binary_tests(key, b, c))
+                if (
+                    b.kind == "continuous"
+                    and len(b.values) >= settings.n_min
+                    and len(c.values) >= settings.n_min
+                ):
+                    welch_tests, evidence = _welch_tests(key, b, c)
+                    tests.extend(welch_tests)
+                    entry["evidence"]["values"] = evidence
+            scorers.append(entry)
+        case: dict[str, Any] = {"case_id": case_id, "scorers": scorers, "tests": tests}
+        if frame is not None:
+            case.update(verdict=Verdict(frame["verdict"]).value, reason=frame["reason"])
+        if base is not None and cand is not None:
+            case["valid"] = {"baseline": [base.ok, base.valid], "candidate": [cand.ok, cand.valid]}
+        return case
+
+    def decide(
+        self, cases: list[dict[str, Any]], settings: RuleSettings
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Corrections across cases, then each scorer's and case's verdict."""
+        alpha = settings.alpha
+        all_tests = [t for c in cases for t in c.get("tests", [])]
+        thresholds: dict[str, float] = {}
+        for family in DISCRETE:
+            pmins = [t["pmin"] for t in all_tests if t["family"] == family]
+            thresholds[family] = stats.tarone_threshold(pmins, alpha) if pmins else alpha
+        for family in CONTINUOUS:
+            fam = [t for t in all_tests if t["family"] == family]
+            for t, thr in zip(
+                fam, stats.holm_thresholds([t["p"] for t in fam], alpha), strict=True
+            ):
+                t["threshold"] = thr
+            rejected = stats.holm([t["p"] for t in fam], alpha)
+            for t, rej in zip(fam, rejected, strict=True):
+                t["rejected"] = rej
+        for t in all_tests:
+            if t["family"] in DISCRETE:
+                t["threshold"] = thresholds[t["family"]]
+                t["rejected"] = t["p"] <= t["threshold"] * (1 + 1e-12)
+
+        out = []
+        for case in cases:
+            tests = case.pop("tests", [])
+            by_scorer: dict[str | None, dict[str, dict[str, Any]]] = {}
+            for t in tests:
+                by_scorer.setdefault(t["scorer"], {})[t["family"]] = t
+            for entry in case["scorers"]:
+                if entry.pop("pending", False):
+                    self._finish_scorer(entry, by_scorer.get(entry["key"], {}), settings)
+            if "verdict" not in case:
+                self._finish_case(case, by_scorer.get(None, {}))
+            flaky = {
+                s["key"]: s["baseline"]["rate"]
+                for s in case["scorers"]
+                if s["baseline"].get("rate") is not None and 0 < s["baseline"]["rate"] < 1
+            }
+            if flaky:
+                case["flaky"] = flaky
+            out.append(case)
+        k_counts = {
+            f: sum(
+                1
+                for t in all_tests
+                if t["family"] == f and t["pmin"] <= thresholds[f] * (1 + 1e-12)
+            )
+            for f in DISCRETE
+        }
+        suite = {
+            "procedure": "one-sided Fisher exact per case with Tarone's correction; "
+            "one-sided Welch with Holm's correction for continuous scores",
+            "alpha": alpha,
+            "K": {f: max(1, round(alpha / thresholds[f])) for f in DISCRETE},
+            "testable": k_counts,
+            "thresholds": {f: _r(thresholds[f]) for f in DISCRETE},
+            "continuous_tests": sum(1 for t in all_tests if t["family"] == "worse"),
+        }
+        return out, suite
+
+    @staticmethod
+    def _finish_case(case: dict[str, Any], case_tests: dict[str, dict[str, Any]]) -> None:
+        errors = case_tests.get("errors")
+        valid = case.get("valid", {})
+        if errors is not None and errors["rejected"]:
+            (ok_b, n_b), (ok_c, n_c) = valid["baseline"], valid["candidate"]
+            case["verdict"] = Verdict.BROKEN.value
+            case["reason"] = (
+                f"target errors rose: valid results {ok_b}/{n_b} -> {ok_c}/{n_c} "
+                f"(p={errors['p']:.3g} <= {errors['threshold']:.3g})"
+            )
+            case["errors_test"] = {"p": _r(errors["p"]), "threshold": _r(errors["threshold"])}
+            return
+        judged = [
+            Verdict(s["verdict"])
+            for s in case["scorers"]
+            if s["verdict"] != Verdict.UNMEASURED.value
+        ]
+        if not judged:
+            case["verdict"] = Verdict.INCONCLUSIVE.value
+            case["reason"] = "no scorer could be judged: " + "; ".join(
+                s["reason"] for s in case["scorers"][:1]
+            )
+            return
+        verdict = worst(judged)
+        case["verdict"] = verdict.value
+        if verdict is Verdict.UNCHANGED:
+            case["reason"] = "no significant change"
+        else:
+            first = next(s for s in case["scorers"] if s["verdict"] == verdict.value)
+            case["reason"] = f"{first['key']}: {first['reason']}"
+
+    @staticmethod
+    def _finish_scorer(
+        entry: dict[str, Any], tests: dict[str, dict[str, Any]], settings: RuleSettings
+    ) -> None:
+        b, c = entry["baseline"], entry["candidate"]
+        is_continuous = "values" in b
+        gate = entry.pop("gate")
+        evidence = entry["evidence"]
+        verdicts: list[tuple[Verdict, str]] = []
+
+        # Pass rates (every scorer has one). A scorer's own min_effect is in its own units:
+        # a rate for pass/fail scorers, score units for continuous ones; --min-effect is a rate.
+        reg, imp = tests["regress"], tests["improve"]
+        rb, rc = b["k"] / b["n"], c["k"] / c["n"]
+        drop = rb - rc
+        rate_me = settings.min_effect if settings.min_effect is not None else BINARY_MIN_EFFECT
+        me = gate["min_effect"] if gate["min_effect"] is not None and not is_continuous else rate_me
+        suspect = (
+            gate["suspect_drop"] if gate["suspect_drop"] is not None else settings.suspect_drop
+        )
+        lo, hi = stats.newcombe(b["k"], b["n"], c["k"], c["n"])
+        mde = stats.min_detectable_drop(b["k"], b["n"], c["n"], reg["threshold"])
+        b["wilson"] = [_r(x) for x in stats.wilson(b["k"], b["n"])]
+        c["wilson"] = [_r(x) for x in stats.wilson(c["k"], c["n"])]
+        evidence.update(
+            {
+                "test": "fisher",
+                "diff": _r(rc - rb),
+                "newcombe": [_r(lo), _r(hi)],
+                "p_regress": _r(reg["p"]),
+                "p_improve": _r(imp["p"]),
+                "threshold": _r(reg["threshold"]),
+                "min_effect": me,
+                "min_detectable_drop": _r(mde),
+            }
+        )
+        rate = f"{b['k']}/{b['n']} -> {c['k']}/{c['n']}"
+        if reg["rejected"] and drop >= me - stats.TOL:
+            verdicts.append(
+                (
+                    Verdict.REGRESSED,
+                    f"pass rate {rate} (p={reg['p']:.3g} <= {reg['threshold']:.3g})",
+                )
+            )
+        elif imp["rejected"] and -drop >= me - stats.TOL:
+            verdicts.append(
+                (Verdict.IMPROVED, f"pass rate {rate} (p={imp['p']:.3g} <= {imp['threshold']:.3g})")
+            )
+        elif drop >= suspect - stats.TOL:
+            verdicts.append(
+                (
+                    Verdict.INCONCLUSIVE,
+                    f"pass rate {rate}: a drop of {drop:.2f}, not significant at this N "
+                    f"(p={reg['p']:.3g} > {reg['threshold']:.3g}); add repeats",
+                )
+            )
+        else:
+            detect = (
+                f"smallest detectable drop here {mde:.2f}"
+                if mde is not None
+                else "no drop detectable at this N"
+            )
+            verdicts.append((Verdict.UNCHANGED, f"{rate}, no significant change ({detect})"))
+
+        # values (continuous scorers)
+        values = evidence.get("values")
+        if is_continuous and values is not None:
+            cme = gate["min_effect"] if gate["min_effect"] is not None else 0.0
+            higher_better = values["direction"] != "lower_is_better"
+            diff = values["diff"]
+            bad = -diff if higher_better else diff  # how much worse the candidate is
+            shown = f"mean {b['mean']} -> {c['mean']}"
+            if values.get("deterministic"):
+                if abs(diff) > cme + stats.TOL and not stats.close(b["mean"], c["mean"]):
+                    verdict = Verdict.REGRESSED if bad > 0 else Verdict.IMPROVED
+                    verdicts.append(
+                        (verdict, f"{shown}: deterministic change (both sides constant)")
+                    )
+                else:
+                    verdicts.append((Verdict.UNCHANGED, f"{shown}: constant and equal"))
+            else:
+                worse, better = tests["worse"], tests["better"]
+                values["threshold"] = _r(worse["threshold"])
+                if worse["rejected"] and bad >= cme:
+                    verdicts.append(
+                        (
+                            Verdict.REGRESSED,
+                            f"{shown} (Welch p={worse['p']:.3g} <= {worse['threshold']:.3g})",
+                        )
+                    )
+                elif better["rejected"] and -bad >= cme:
+                    verdicts.append(
+                        (
+                            Verdict.IMPROVED,
+                            f"{shown} (Welch p={better['p']:.3g} <= {better['threshold']:.3g})",
+                        )
+                    )
+                elif (
+                    bad > 0
+                    and bad >= max(cme, 0.5 * (values.get("pooled_sd") or 0.0))
+                    and bad > stats.TOL
+                ):
+                    verdicts.append(
+                        (
+                            Verdict.INCONCLUSIVE,
+                            f"{shown}: worse by {bad:.3g}, not significant at this N",
+                        )
+                    )
+                else:
+                    verdicts.append((Verdict.UNCHANGED, f"{shown}, no significant change"))
+        verdict = worst([v for v, _ in verdicts])
+        entry["verdict"] = verdict.value
+        entry["reason"] = next(r for v, r in verdicts if v is verdict)

@@ -1,0 +1,108 @@
+"""Rule `wilson`: the quarantine-lane decision table, exactly (research/quarantine-lane.md).
+
+A triage rule, not a significance test: flaky cases go to quarantine and never block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from noisefloor import stats
+from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, side, worst
+
+__all__ = ["WilsonRule", "decide_scorer"]
+
+#: The design's default minimum drop in pass rate.
+MIN_EFFECT = 0.20
+
+
+def _counts(band: ScorerBand) -> tuple[int, int, int]:
+    """(passes, valid, invalid): a target error is a fail (the model failed); infrastructure
+    and scorer errors are invalid (the harness or the network failed)."""
+    return band.k, band.n, band.infra_errors + band.scorer_errors
+
+
+def decide_scorer(
+    base: ScorerBand, cand: ScorerBand, min_valid: int, min_effect: float
+) -> tuple[Verdict, str]:
+    """The decision table, first match wins."""
+    kb, nb, ib = _counts(base)
+    kc, nc, ic = _counts(cand)
+    if nb < min_valid or nc < min_valid:
+        return Verdict.INCONCLUSIVE, f"too_few_valid ({nb} and {nc} valid; {min_valid} needed)"
+    if ib or ic:
+        return (
+            Verdict.INVALID,
+            f"infra_or_grader_error ({ib} in the baseline, {ic} in the candidate)",
+        )
+    if 0 < kb < nb or 0 < kc < nc:
+        return Verdict.QUARANTINE, "repeats_disagree"
+    rb, rc = kb / nb, kc / nc
+    _, hi_c = stats.wilson(kc, nc)
+    lo_b, _ = stats.wilson(kb, nb)
+    delta = rc - rb
+    if rc + min_effect <= rb + stats.TOL and hi_c < lo_b:
+        return Verdict.REGRESSED, f"regression: delta={delta:+.2f}"
+    return Verdict.UNCHANGED, f"ok: delta={delta:+.2f}"
+
+
+class WilsonRule:
+    """Per case, per scorer, the table of the quarantine-lane design; no correction across cases."""
+
+    name = RuleName.WILSON
+
+    def compare(
+        self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
+    ) -> dict[str, Any]:
+        """Judge one case: the worst of its scorers' decisions."""
+        min_effect = settings.min_effect if settings.min_effect is not None else MIN_EFFECT
+        frame = None
+        if base is None or cand is None or base.case_key != cand.case_key:
+            frame = case_frame(base, cand)
+        base_scorers = {s.label: s for s in base.scorers} if base else {}
+        cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
+        scorers = []
+        for key in sorted(set(base_scorers) | set(cand_scorers)):
+            b, c = base_scorers.get(key), cand_scorers.get(key)
+            if frame is not None or b is None or c is None:
+                verdict, reason = (
+                    Verdict.UNMEASURED,
+                    "see the case verdict" if frame else "only on one side",
+                )
+            else:
+                verdict, reason = decide_scorer(b, c, settings.min_valid, min_effect)
+            entry_b, entry_c = side(b), side(c)
+            if b is not None and c is not None:
+                entry_b["wilson"] = list(stats.wilson(b.k, b.n))
+                entry_c["wilson"] = list(stats.wilson(c.k, c.n))
+            scorers.append(
+                {
+                    "key": key,
+                    "verdict": verdict.value,
+                    "reason": reason,
+                    "baseline": entry_b,
+                    "candidate": entry_c,
+                    "evidence": {"min_effect": min_effect},
+                }
+            )
+        if frame is None:
+            judged = [Verdict(s["verdict"]) for s in scorers]
+            verdict = worst(judged)
+            first = next(s for s in scorers if s["verdict"] == verdict.value)
+            frame = {"verdict": verdict, "reason": f"{first['key']}: {first['reason']}"}
+        return {
+            "case_id": case_id,
+            "verdict": Verdict(frame["verdict"]).value,
+            "reason": frame["reason"],
+            "scorers": scorers,
+        }
+
+    def decide(
+        self, cases: list[dict[str, Any]], settings: RuleSettings
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Nothing to correct across cases."""
+        return cases, {
+            "procedure": "quarantine-lane table: Wilson 95% intervals must not overlap",
+            "min_valid": settings.min_valid,
+        }

@@ -1,0 +1,127 @@
+"""Taking samples: which repeats are missing, and calling the target for exactly those.
+
+Each sample is written atomically the moment it arrives, so a killed run loses nothing it finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from noisefloor.records import CaseRecord
+from noisefloor.store import Store
+from noisefloor.targets.base import CaseInput, Target
+
+__all__ = ["Pending", "Redactor", "pending_samples", "take_samples"]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One repeat of one case that has no sample file yet."""
+
+    case: CaseRecord
+    repeat: int
+    path: Path
+
+
+def pending_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Pending]:
+    """Every missing sample file: the only target calls a run needs to make."""
+    out = []
+    for case in cases:
+        sample_dir = store.abs(case.sample_dir)
+        for repeat in range(case.repeats):
+            path = store.sample_path(sample_dir, repeat)
+            if not path.exists():
+                out.append(Pending(case, repeat, path))
+    # Interleave cases (repeat 0 of every case first) so that an interrupted run has
+    # evidence on every case, and so that bursts against one input are spread out.
+    out.sort(key=lambda p: (p.repeat, p.case.case_id))
+    return out
+
+
+class Redactor:
+    """Replaces matches of the suite's patterns, and known secret values, in every string."""
+
+    def __init__(self, patterns: Sequence[str] = (), secrets: Sequence[str] = ()) -> None:
+        parts = [f"(?:{p})" for p in patterns]
+        parts += [re.escape(s) for s in secrets if len(s) >= 4]
+        self._regex = re.compile("|".join(parts)) if parts else None
+
+    def __bool__(self) -> bool:
+        return self._regex is not None
+
+    def text(self, value: str) -> str:
+        """Redact one string."""
+        return self._regex.sub("[REDACTED]", value) if self._regex else value
+
+    def apply(self, obj: Any) -> Any:
+        """Redact every string inside a JSON-like structure, keys included."""
+        if self._regex is None:
+            return obj
+        if isinstance(obj, str):
+            return self.text(obj)
+        if isinstance(obj, dict):
+            return {
+                self.text(k) if isinstance(k, str) else k: self.apply(v) for k, v in obj.items()
+            }
+        if isinstance(obj, list):
+            return [self.apply(v) for v in obj]
+        return obj
+
+
+async def _take(
+    store: Store,
+    target: Target,
+    pending: Sequence[Pending],
+    jobs: int,
+    redactor: Redactor,
+    on_sample: Callable[[Pending, str], None] | None,
+) -> int:
+    semaphore = asyncio.Semaphore(jobs)
+    # Blocking targets and fsyncs run in threads: one per job, not the default handful.
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=jobs + 1))
+    calls = 0
+
+    async def one(item: Pending) -> None:
+        nonlocal calls
+        async with semaphore:
+            sample = await target.sample(
+                CaseInput(case_id=item.case.case_id, input=item.case.input), item.repeat, jobs
+            )
+            calls += sample.attempts
+            data = redactor.apply(sample.model_dump(mode="json"))
+            # fsync off the event loop, so that other calls proceed meanwhile
+            await asyncio.to_thread(store.write_sample, item.path, data)
+        if on_sample is not None:
+            on_sample(item, sample.outcome.value)
+
+    tasks = [asyncio.ensure_future(one(item)) for item in pending]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await target.aclose()
+    return calls
+
+
+def take_samples(
+    store: Store,
+    target: Target,
+    pending: Sequence[Pending],
+    *,
+    jobs: int = 1,
+    redactor: Redactor | None = None,
+    on_sample: Callable[[Pending, str], None] | None = None,
+) -> int:
+    """Call the target for every pending repeat, at most `jobs` at once; return the calls made."""
+    if not pending:
+        return 0
+    return asyncio.run(
+        _take(store, target, pending, max(1, jobs), redactor or Redactor(), on_sample)
+    )

@@ -1,0 +1,702 @@
+"""Scorers: pure functions from one output of a program to a value, a verdict and a detail.
+
+A program's bad output is a failed score with a detail; a scorer that raises is a scorer bug.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import functools
+import hashlib
+import inspect
+import json as stdlib_json
+import marshal
+import math
+import re
+import statistics
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+import jmespath
+import jmespath.exceptions
+import jmespath.parser
+import orjson
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from noisefloor.targets.base import RawSample
+
+__all__ = [
+    "REGISTRY",
+    "Registry",
+    "ScoreInput",
+    "ScoreResult",
+    "Scorer",
+    "ScorerDefinition",
+    "ScorerSpec",
+    "UnknownScorer",
+    "scorer",
+]
+
+Kind = Literal["binary", "continuous"]
+Direction = Literal["higher_is_better", "lower_is_better"]
+P = TypeVar("P", bound=BaseModel)
+
+#: Keys a suite file may put on any scorer entry; they belong to the gate, never to a scorer.
+GATE_KEYS = ("min_effect", "suspect_drop")
+
+
+class _Cache(enum.Enum):
+    UNPARSED = enum.auto()
+    NOT_JSON = enum.auto()
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """One output of a program, as a scorer sees it."""
+
+    text: str
+    wall_s: float = 0.0
+    concurrency: int = 1
+    _parsed: Any = field(default=_Cache.UNPARSED, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_sample(cls, sample: RawSample) -> ScoreInput:
+        """The input for one stored sample, reusing the target's own JSON parse when it has one."""
+        inp = cls(text=sample.output.text, wall_s=sample.wall_s, concurrency=sample.concurrency)
+        if sample.parsed is not None:
+            object.__setattr__(inp, "_parsed", sample.parsed)
+        return inp
+
+    def json(self) -> Any:
+        """The whole text parsed as strict JSON, parsed once.
+
+        Raises:
+            ValueError: the text is not JSON.
+        """
+        if self._parsed is _Cache.UNPARSED:
+            try:
+                parsed = orjson.loads(self.text)
+            except orjson.JSONDecodeError:
+                parsed = _Cache.NOT_JSON
+            object.__setattr__(self, "_parsed", parsed)
+        if self._parsed is _Cache.NOT_JSON:
+            raise ValueError("output is not JSON")
+        return self._parsed
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """What a scorer says about one output."""
+
+    value: float | None
+    passed: bool
+    detail: str
+    reliable: bool = True
+
+
+ScorerFn = Callable[[ScoreInput, Any], ScoreResult]
+_Fn = Callable[[ScoreInput, P], ScoreResult]
+
+
+class ScorerSpec(BaseModel):
+    """The stored identity of a built scorer: enough to know whether a stored score still holds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    """The registered scorer name."""
+    params: dict[str, Any]
+    """Every parameter after validation, defaults included, as JSON."""
+    impl_hash: str
+    """First 16 hex digits of a sha256 over the scorer's source, params schema and kind."""
+
+
+class UnknownScorer(KeyError):
+    """A scorer name that is not registered."""
+
+    def __init__(self, name: str, known: list[str], suggestion: str | None = None) -> None:
+        super().__init__(name)
+        self.name = name
+        self.known = known
+        self.suggestion = suggestion
+
+    def __str__(self) -> str:
+        if self.suggestion is not None:
+            return f"unknown scorer {self.name!r} (did you mean {self.suggestion!r}?)"
+        return f"unknown scorer {self.name!r} (known: {', '.join(self.known)})"
+
+
+@dataclass(frozen=True)
+class ScorerDefinition:
+    """A registered scorer before its parameters are bound."""
+
+    name: str
+    fn: ScorerFn
+    params: type[BaseModel]
+    kind: Kind
+    doc: str
+    direction: Direction
+    impl_hash: str
+
+
+class Scorer:
+    """A scorer bound to validated parameters; call it on a `ScoreInput`."""
+
+    def __init__(self, definition: ScorerDefinition, params: BaseModel) -> None:
+        self.definition = definition
+        self.name = definition.name
+        self.kind: Kind = definition.kind
+        self.params = params
+        self.spec = ScorerSpec(
+            name=definition.name,
+            params=params.model_dump(mode="json"),
+            impl_hash=definition.impl_hash,
+        )
+        chosen = getattr(params, "direction", None) if self.kind == "continuous" else None
+        self.direction: Direction = chosen or definition.direction
+
+    def __call__(self, inp: ScoreInput) -> ScoreResult:
+        result = self.definition.fn(inp, self.params)
+        if not isinstance(result, ScoreResult):
+            raise TypeError(
+                f"scorer {self.name!r} returned {type(result).__name__}, not ScoreResult"
+            )
+        return result
+
+    def __repr__(self) -> str:
+        fields = type(self.params).model_fields
+        shown = [
+            f"{key}={getattr(self.params, key)!r}"
+            for key, info in fields.items()
+            if info.is_required()
+            or getattr(self.params, key) != info.get_default(call_default_factory=True)
+        ]
+        return f"{self.name}({', '.join(shown)})"
+
+
+def _impl_hash(fn: ScorerFn, params: type[BaseModel], kind: str) -> str:
+    try:
+        source = inspect.getsource(fn)
+    except OSError:  # defined where no source file exists: fall back to the compiled code
+        source = marshal.dumps(fn.__code__).hex()
+    schema = orjson.dumps(params.model_json_schema(), option=orjson.OPT_SORT_KEYS).decode()
+    return hashlib.sha256("\n".join([source, schema, kind]).encode()).hexdigest()[:16]
+
+
+def _signature(params: type[BaseModel]) -> str:
+    parts = []
+    for key, info in params.model_fields.items():
+        default = info.get_default(call_default_factory=True)
+        parts.append(
+            key if info.is_required() else f"{key}?" if default is None else f"{key}={default!r}"
+        )
+    return ", ".join(parts)
+
+
+class Registry:
+    """Scorer definitions by name."""
+
+    def __init__(self) -> None:
+        self._defs: dict[str, ScorerDefinition] = {}
+
+    def scorer(
+        self,
+        name: str,
+        *,
+        params: type[P],
+        kind: Kind = "binary",
+        direction: Direction = "higher_is_better",
+    ) -> Callable[[_Fn[P]], _Fn[P]]:
+        """Register `fn(inp, p) -> ScoreResult` under `name`; its docstring is its documentation.
+
+        Args:
+            name: The name suite files use.
+            params: The pydantic model validating the scorer's parameters.
+            kind: `binary` (values 1.0/0.0) or `continuous`.
+            direction: Which way is better for a continuous scorer; a `direction` param overrides.
+
+        Raises:
+            ValueError: a duplicate name, a missing docstring, or a params model that cannot work.
+        """
+        if name in self._defs:
+            raise ValueError(f"scorer {name!r} is already registered")
+        if kind not in ("binary", "continuous"):
+            raise ValueError(f"scorer {name!r}: kind must be 'binary' or 'continuous'")
+        if kind == "binary" and direction != "higher_is_better":
+            raise ValueError(f"scorer {name!r}: a binary scorer is always higher_is_better")
+        clashes = {"type", *GATE_KEYS} & set(params.model_fields)
+        if clashes:
+            raise ValueError(
+                f"scorer {name!r}: params may not be named {', '.join(sorted(clashes))}"
+            )
+
+        def register(fn: _Fn[P]) -> _Fn[P]:
+            doc = (inspect.getdoc(fn) or "").strip()
+            if not doc:
+                raise ValueError(f"scorer {name!r} needs a docstring: it is its documentation")
+            impl = _impl_hash(fn, params, kind)
+            self._defs[name] = ScorerDefinition(name, fn, params, kind, doc, direction, impl)
+            return fn
+
+        return register
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        return sorted(self._defs)
+
+    def get(self, name: str) -> ScorerDefinition:
+        """The definition registered under `name`.
+
+        Raises:
+            UnknownScorer: no scorer has that name.
+        """
+        if name not in self._defs:
+            close = difflib.get_close_matches(name, self.names(), n=1)
+            raise UnknownScorer(name, self.names(), close[0] if close else None)
+        return self._defs[name]
+
+    def build(self, name: str, params: Mapping[str, Any] | None = None) -> Scorer:
+        """Bind the scorer `name` to validated `params`.
+
+        Raises:
+            UnknownScorer: no scorer has that name.
+            pydantic.ValidationError: the params do not validate.
+        """
+        definition = self.get(name)
+        return Scorer(definition, definition.params.model_validate(dict(params or {})))
+
+    def table(self) -> list[dict[str, str]]:
+        """One row per scorer (`name`, `kind`, `params`, `doc`), for listing them to users."""
+        return [
+            {
+                "name": d.name,
+                "kind": d.kind,
+                "params": _signature(d.params),
+                "doc": d.doc.splitlines()[0].strip(),
+            }
+            for d in (self._defs[n] for n in self.names())
+        ]
+
+    def json_schema(self) -> dict[str, Any]:
+        """A JSON Schema (2020-12) for one scorer entry of a suite file: a name or an object."""
+        gate = {"type": "number", "minimum": 0, "description": "a gate setting, not a param"}
+        defs: dict[str, Any] = {}
+        variants = []
+        for row, d in zip(self.table(), (self._defs[n] for n in self.names()), strict=True):
+            schema = d.params.model_json_schema(ref_template=f"#/$defs/{d.name}.{{model}}")
+            defs.update({f"{d.name}.{k}": v for k, v in schema.get("$defs", {}).items()})
+            props = {"type": {"const": d.name}, **schema.get("properties", {})}
+            variants.append(
+                {
+                    "title": d.name,
+                    "description": row["doc"],
+                    "type": "object",
+                    "properties": props | {key: gate for key in GATE_KEYS},
+                    "required": ["type", *schema.get("required", [])],
+                    "additionalProperties": False,
+                }
+            )
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "noisefloor scorer",
+            "anyOf": [{"type": "string", "enum": self.names()}, {"oneOf": variants}],
+            "$defs": defs,
+        }
+
+
+REGISTRY = Registry()
+scorer = REGISTRY.scorer
+
+
+# --- helpers shared by the built-ins -------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(path: str) -> jmespath.parser.ParsedResult:
+    return jmespath.compile(path)
+
+
+def _check_path(path: str) -> str:
+    try:
+        _compiled(path)
+    except jmespath.exceptions.JMESPathError as exc:
+        why = str(exc).splitlines()[0].removesuffix(", for expression:").rstrip(": ")
+        raise ValueError(f"invalid JMESPath expression {path!r}: {why}") from None
+    return path
+
+
+def _is_json(value: Any) -> bool:
+    """Whether `value` is plain JSON data (no dates, tuples or non-finite floats)."""
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _check_json(value: Any) -> Any:
+    if not _is_json(value):
+        raise ValueError(f"{value!r} is not a JSON value (quote it if it is meant as text)")
+    return value
+
+
+def _check_pattern(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return pattern
+
+
+JmesPath = Annotated[str, AfterValidator(_check_path)]
+Pattern = Annotated[str, AfterValidator(_check_pattern)]
+JsonValue = Annotated[Any, AfterValidator(_check_json)]
+Needle = Annotated[str, Field(min_length=1)]
+
+
+class _Problem(str):
+    """Why a scorer cannot look at the output; becomes the detail of a failed score."""
+
+
+def _values_at(inp: ScoreInput, path: str) -> list[Any] | _Problem:
+    """The values at `path`: none for a missing path, the items of a list, else the one value."""
+    try:
+        data = inp.json()
+    except ValueError:
+        return _Problem("not_json")
+    try:
+        found = _compiled(path).search(data)
+    except jmespath.exceptions.JMESPathError as exc:  # e.g. a function given the wrong type
+        return _Problem(f"path_error: {str(exc).splitlines()[0]}")
+    if found is None:
+        return []
+    return list(found) if isinstance(found, list) else [found]
+
+
+def _haystack(inp: ScoreInput, path: str | None) -> str | _Problem:
+    if path is None:
+        return inp.text
+    values = _values_at(inp, path)
+    if isinstance(values, _Problem):
+        return values
+    return "\n".join(v if isinstance(v, str) else _compact(v) for v in values)
+
+
+def _compact(value: Any) -> str:
+    return stdlib_json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=repr)
+
+
+def _render(value: Any, limit: int = 80) -> str:
+    """Compact JSON for a detail, cut short when long."""
+    text = _compact(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: a bool equals only a bool; an int equals a float of the same value."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _binary(passed: bool, detail: str) -> ScoreResult:
+    return ScoreResult(value=1.0 if passed else 0.0, passed=passed, detail=detail)
+
+
+def _one_value(inp: ScoreInput, path: str) -> Any | _Problem:
+    values = _values_at(inp, path)
+    if isinstance(values, _Problem):
+        return values
+    if len(values) != 1:
+        return _Problem(f"nothing at {path}" if not values else f"{len(values)} values at {path}")
+    return values[0]
+
+
+# --- params models -------------------------------------------------------------------------
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class NoParams(_Params):
+    """A scorer without parameters."""
+
+
+class ContainsParams(_Params):
+    """Parameters of `contains` and `not_contains`."""
+
+    needle: Needle
+    """The text to look for."""
+    path: JmesPath | None = None
+    """JMESPath into the JSON output; the values found are searched instead of the raw text."""
+    case_sensitive: bool = False
+    """Match case exactly."""
+
+
+class RegexParams(_Params):
+    """Parameters of `regex`."""
+
+    pattern: Pattern
+    """A Python regular expression, searched anywhere in the haystack."""
+    path: JmesPath | None = None
+    """JMESPath into the JSON output; the values found are searched instead of the raw text."""
+    case_sensitive: bool = False
+    """Match case exactly."""
+
+
+class JsonPathEqualsParams(_Params):
+    """Parameters of `json_path_equals`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output; must find exactly one value."""
+    value: JsonValue
+    """The JSON value expected there (`true` is not `1`); not null and not a list."""
+
+    @field_validator("value")
+    @classmethod
+    def _matchable(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("null can never match: a path that finds null finds nothing")
+        if isinstance(value, list):
+            raise ValueError("a list can never match: a path that finds a list yields its items")
+        return value
+
+
+class JsonPathInParams(_Params):
+    """Parameters of `json_path_in`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output; must find exactly one value."""
+    values: Annotated[list[JsonValue], Field(min_length=1)]
+    """The JSON values accepted there."""
+
+
+class JsonPathSubsetParams(_Params):
+    """Parameters of `json_path_subset`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output, e.g. a projection `tags[]`."""
+    allowed: list[JsonValue]
+    """The JSON values every extracted value must be one of."""
+
+
+class JsonPathNumberParams(_Params):
+    """Parameters of `json_path_number`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output; its int and float values are used (bools are not numbers)."""
+    aggregate: Literal["min", "max", "mean"] = "min"
+    """How several numbers become one value."""
+    direction: Direction = "higher_is_better"
+    """Which way a change of the value is an improvement."""
+    min: float | None = None
+    """Lowest passing value, inclusive."""
+    max: float | None = None
+    """Highest passing value, inclusive."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> JsonPathNumberParams:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is greater than max ({self.max:g})")
+        return self
+
+
+class LatencyParams(_Params):
+    """Parameters of `latency`."""
+
+    max_s: Annotated[float, Field(gt=0)] | None = None
+    """Slowest passing call, in seconds; without it every call passes."""
+
+
+FieldType = Literal["str", "int", "float", "bool", "list", "dict"]
+_AGGREGATES: dict[str, Callable[[list[float]], float]] = {
+    "min": min,
+    "max": max,
+    "mean": statistics.fmean,
+}
+_TYPES: dict[str, type] = {t.__name__: t for t in (str, int, float, bool, list, dict)}
+
+
+class JsonFieldsParams(_Params):
+    """Parameters of `json_fields`."""
+
+    required: list[str] = []
+    """Keys the top-level object must have."""
+    types: dict[str, FieldType] = {}
+    """Exact type of a key when present (a bool is never an int, an int never a float)."""
+
+
+class MustIncludeParams(_Params):
+    """Parameters of `must_include`."""
+
+    all: list[Needle] = []
+    """Texts that must all appear (case-insensitive)."""
+    none: list[Needle] = []
+    """Texts that must not appear (case-insensitive)."""
+
+    @model_validator(mode="after")
+    def _something(self) -> MustIncludeParams:
+        if not self.all and not self.none:
+            raise ValueError("give at least one text in 'all' or 'none'")
+        return self
+
+
+# --- the built-in scorers ------------------------------------------------------------------
+
+
+def _find(needle: str, haystack: str, case_sensitive: bool) -> bool:
+    if case_sensitive:
+        return needle in haystack
+    return needle.casefold() in haystack.casefold()
+
+
+@scorer("contains", params=ContainsParams)
+def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
+    """Passes when the needle appears in the output (or in the values at `path`)."""
+    haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem):
+        return _binary(False, haystack)
+    if _find(p.needle, haystack, p.case_sensitive):
+        return _binary(True, f"found {p.needle!r}")
+    return _binary(False, f"{p.needle!r} not found" + (f" at {p.path}" if p.path else ""))
+
+
+@scorer("not_contains", params=ContainsParams)
+def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
+    """Passes when the needle is absent from the output (or from the values at `path`)."""
+    haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem):
+        return _binary(False, haystack)
+    if _find(p.needle, haystack, p.case_sensitive):
+        return _binary(False, f"found {p.needle!r}" + (f" at {p.path}" if p.path else ""))
+    return _binary(True, f"no {p.needle!r}")
+
+
+@scorer("regex", params=RegexParams)
+def regex(inp: ScoreInput, p: RegexParams) -> ScoreResult:
+    """Passes when the pattern matches somewhere in the output (or in the values at `path`)."""
+    haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem):
+        return _binary(False, haystack)
+    match = re.search(p.pattern, haystack, 0 if p.case_sensitive else re.IGNORECASE)
+    if match is None:
+        return _binary(False, f"no match for {p.pattern!r}")
+    return _binary(True, f"matched {_render(match.group(0))}")
+
+
+@scorer("json_valid", params=NoParams)
+def json_valid(inp: ScoreInput, p: NoParams) -> ScoreResult:
+    """Passes when the whole output is JSON other than `null`."""
+    try:
+        data = inp.json()
+    except ValueError:
+        return _binary(False, "not_json")
+    return _binary(False, "null") if data is None else _binary(True, "ok")
+
+
+@scorer("json_path_equals", params=JsonPathEqualsParams)
+def json_path_equals(inp: ScoreInput, p: JsonPathEqualsParams) -> ScoreResult:
+    """Passes when `path` finds exactly one value and it equals `value` (`true` is not `1`)."""
+    found = _one_value(inp, p.path)
+    if isinstance(found, _Problem):
+        return _binary(False, found)
+    if _same(found, p.value):
+        return _binary(True, f"found {_render(found)}")
+    return _binary(False, f"found {_render(found)}, expected {_render(p.value)}")
+
+
+@scorer("json_path_in", params=JsonPathInParams)
+def json_path_in(inp: ScoreInput, p: JsonPathInParams) -> ScoreResult:
+    """Passes when `path` finds exactly one value and it is one of `values`."""
+    found = _one_value(inp, p.path)
+    if isinstance(found, _Problem):
+        return _binary(False, found)
+    if any(_same(found, v) for v in p.values):
+        return _binary(True, f"found {_render(found)}")
+    return _binary(False, f"found {_render(found)}, not one of {_render(p.values)}")
+
+
+@scorer("json_path_subset", params=JsonPathSubsetParams)
+def json_path_subset(inp: ScoreInput, p: JsonPathSubsetParams) -> ScoreResult:
+    """Passes when every value at `path` is one of `allowed` (finding nothing passes)."""
+    values = _values_at(inp, p.path)
+    if isinstance(values, _Problem):
+        return _binary(False, values)
+    if not values:
+        return _binary(True, "nothing extracted")
+    stray = [v for v in values if not any(_same(v, a) for a in p.allowed)]
+    if stray:
+        return _binary(False, "not allowed: " + ", ".join(_render(v) for v in stray))
+    return _binary(True, f"all {len(values)} allowed")
+
+
+@scorer("json_path_number", params=JsonPathNumberParams, kind="continuous")
+def json_path_number(inp: ScoreInput, p: JsonPathNumberParams) -> ScoreResult:
+    """The number at `path` (several aggregated); passes inside the optional [min, max]."""
+    values = _values_at(inp, p.path)
+    if isinstance(values, _Problem):
+        return ScoreResult(value=None, passed=False, detail=values)
+    numbers = [
+        float(v)
+        for v in values
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+    if not numbers:
+        return ScoreResult(value=None, passed=False, detail=f"no number at {p.path}")
+    value = _AGGREGATES[p.aggregate](numbers)
+    if p.min is not None and value < p.min:
+        return ScoreResult(value=value, passed=False, detail=f"{value:g} below min {p.min:g}")
+    if p.max is not None and value > p.max:
+        return ScoreResult(value=value, passed=False, detail=f"{value:g} above max {p.max:g}")
+    return ScoreResult(value=value, passed=True, detail=f"{p.aggregate} {value:g} at {p.path}")
+
+
+@scorer("latency", params=LatencyParams, kind="continuous", direction="lower_is_better")
+def latency(inp: ScoreInput, p: LatencyParams) -> ScoreResult:
+    """Wall-clock seconds of the call; passes at or under `max_s`."""
+    passed = p.max_s is None or inp.wall_s <= p.max_s
+    detail = f"{inp.wall_s:.3f}s" + ("" if passed else f" over {p.max_s:g}s")
+    reliable = inp.concurrency <= 1
+    if not reliable:
+        detail += f" (measured with {inp.concurrency} calls at once)"
+    return ScoreResult(value=inp.wall_s, passed=passed, detail=detail, reliable=reliable)
+
+
+@scorer("json_fields", params=JsonFieldsParams)
+def json_fields(inp: ScoreInput, p: JsonFieldsParams) -> ScoreResult:
+    """Passes when the whole output is a JSON object with the required keys and exact types."""
+    try:
+        data = inp.json()
+    except ValueError:
+        return _binary(False, "not_json")
+    if not isinstance(data, dict):
+        return _binary(False, "not_object")
+    problems = [f"missing:{key}" for key in p.required if key not in data]
+    problems += [
+        f"type:{key}"
+        for key, name in p.types.items()
+        if key in data and type(data[key]) is not _TYPES[name]
+    ]
+    return _binary(False, ",".join(problems)) if problems else _binary(True, "ok")
+
+
+@scorer("must_include", params=MustIncludeParams)
+def must_include(inp: ScoreInput, p: MustIncludeParams) -> ScoreResult:
+    """Passes when every `all` text appears and no `none` text does (case-insensitive)."""
+    problems = [f"missing:{n}" for n in p.all if not _find(n, inp.text, case_sensitive=False)]
+    problems += [f"forbidden:{n}" for n in p.none if _find(n, inp.text, case_sensitive=False)]
+    return _binary(False, ",".join(problems)) if problems else _binary(True, "ok")

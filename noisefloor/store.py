@@ -1,0 +1,338 @@
+"""The on-disk layout under the store root: paths as cache keys, atomic writes, locks, pointers.
+
+Nothing is ever written outside the root, and no OSError is swallowed: samples cost money.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from noisefloor.errors import StoreError
+from noisefloor.records import BaselinePointer, RunRecord
+
+__all__ = [
+    "ReadOnlyStore",
+    "Store",
+    "dumps",
+    "short_hash",
+    "utc_now",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+GITIGNORE = """\
+# Written by noisefloor. Commit the baseline: `baselines/`, `runs/`, `samples/`, `epochs/`.
+# Everything below is derived from those and rebuilt on demand.
+/doit.sqlite*
+/scores/
+/bands/
+/verdicts/
+/reports/
+/locks/
+/ledger.sqlite*
+*.tmp
+"""
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO-8601 with microseconds and a Z."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def dumps(obj: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, indented, newline-terminated (stable for md5 checks)."""
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def short_hash(obj: Any, length: int = 16) -> str:
+    """A hex digest of the canonical compact JSON of `obj`."""
+    raw = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(raw).hexdigest()[:length]
+
+
+def _check_name(name: str, what: str) -> str:
+    if not _SAFE.match(name) or name in (".", ".."):
+        raise StoreError(f"{what} {name!r} is not a safe file name")
+    return name
+
+
+class Store:
+    """The store root and everything under it.
+
+    The path of a sample file is its cache key: target version, case input, epoch and repeat.
+    """
+
+    read_only = False
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).absolute()
+
+    # -- paths -------------------------------------------------------------------------------
+    def _inside(self, path: Path) -> Path:
+        resolved = path.resolve()
+        root = self.root.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
+        return path
+
+    def sample_dir(
+        self, suite: str, case_id: str, target_key: str, case_key: str, epoch: int
+    ) -> Path:
+        """Where the repeats of one case, for one target version and epoch, live."""
+        _check_name(suite, "suite name")
+        _check_name(case_id, "case id")
+        return self.root / "samples" / suite / case_id / f"{target_key}-{case_key}" / f"e{epoch}"
+
+    @staticmethod
+    def sample_path(sample_dir: Path, repeat: int) -> Path:
+        """The file of one repeat."""
+        return sample_dir / f"r{repeat}.json"
+
+    def derived_dir(self, kind: str, suite: str, *parts: str) -> Path:
+        """A directory of derived, disposable files (scores, bands, verdicts, reports)."""
+        _check_name(suite, "suite name")
+        for part in parts:
+            _check_name(part, kind)
+        return self.root.joinpath(kind, suite, *parts)
+
+    def run_path(self, suite: str, run_id: str) -> Path:
+        """The run record of one run."""
+        return (
+            self.root
+            / "runs"
+            / _check_name(suite, "suite name")
+            / f"{_check_name(run_id, 'run id')}.json"
+        )
+
+    def baseline_path(self, suite: str) -> Path:
+        """The baseline pointer of one suite."""
+        return self.root / "baselines" / f"{_check_name(suite, 'suite name')}.json"
+
+    def label_path(self, suite: str, label: str) -> Path:
+        """The pointer of one label of one suite."""
+        return (
+            self.root
+            / "labels"
+            / _check_name(suite, "suite name")
+            / f"{_check_name(label, 'label')}.json"
+        )
+
+    def epoch_path(self, suite: str) -> Path:
+        """The current sampling epoch per target version of one suite."""
+        return self.root / "epochs" / f"{_check_name(suite, 'suite name')}.json"
+
+    @property
+    def doit_db(self) -> Path:
+        """doit's dependency database: disposable, losing it costs re-scoring only."""
+        return self.root / "doit.sqlite"
+
+    def rel(self, path: Path) -> str:
+        """A path relative to the root, with forward slashes, for records."""
+        return path.relative_to(self.root).as_posix()
+
+    def abs(self, rel: str) -> Path:
+        """The absolute path of a record-relative path, refusing anything that escapes the root."""
+        return self._inside(self.root / rel)
+
+    # -- writing -----------------------------------------------------------------------------
+    def ensure(self) -> None:
+        """Create the root and its .gitignore on first use."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / ".gitignore"
+        if not ignore.exists():
+            self.write_bytes(ignore, GITIGNORE.encode())
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        """Write atomically: a temporary file in the same directory, fsync, then rename."""
+        self._inside(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(data):x}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            raise
+
+    def write_json(self, path: Path, obj: Any) -> None:
+        """Write canonical JSON atomically."""
+        self.write_bytes(path, dumps(obj))
+
+    def write_sample(self, path: Path, obj: Any) -> None:
+        """Write one sample file (the only writes that stand for target calls)."""
+        self.write_json(path, obj)
+
+    # -- reading -----------------------------------------------------------------------------
+    def read_json(self, path: Path) -> Any:
+        """Parse one JSON file, turning corruption into a StoreError that names the file."""
+        try:
+            return orjson.loads(path.read_bytes())
+        except FileNotFoundError:
+            raise StoreError(f"missing file {self._show(path)}") from None
+        except orjson.JSONDecodeError as exc:
+            raise StoreError(
+                f"corrupt file {self._show(path)}: {exc}",
+                hint="delete it; samples are re-taken and derived files rebuilt on the next run",
+            ) from None
+
+    def read_model(self, path: Path, model: type[M]) -> M:
+        """Read and validate one record."""
+        data = self.read_json(path)
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise StoreError(
+                f"corrupt or foreign record {self._show(path)}: {where}: {first['msg']}"
+            ) from None
+
+    def _show(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+
+    # -- runs, pointers, epochs --------------------------------------------------------------
+    def save_run(self, run: RunRecord) -> None:
+        """Write a completed run record."""
+        self.write_json(self.run_path(run.suite, run.run_id), run)
+
+    def load_run(self, suite: str, run_id: str) -> RunRecord:
+        """Read one run record."""
+        return self.read_model(self.run_path(suite, run_id), RunRecord)
+
+    def runs(self, suite: str | None = None) -> list[tuple[str, str]]:
+        """(suite, run_id) pairs, oldest first (run ids start with their UTC time)."""
+        base = self.root / "runs"
+        if not base.is_dir():
+            return []
+        dirs = [base / suite] if suite else sorted(p for p in base.iterdir() if p.is_dir())
+        found = [(d.name, f.stem) for d in dirs if d.is_dir() for f in d.glob("*.json")]
+        return sorted(found, key=lambda pair: (pair[1], pair[0]))
+
+    def find_run(self, run_id: str) -> RunRecord:
+        """Find a run by id (or unique prefix) across suites."""
+        _check_name(run_id, "run id")
+        matches = [(s, r) for s, r in self.runs() if r == run_id]
+        if not matches:
+            matches = [(s, r) for s, r in self.runs() if r.startswith(run_id)]
+        if not matches:
+            raise StoreError(
+                f"no run {run_id!r} under {self.root}",
+                hint="`noisefloor baseline show` and the runs/ directory list what exists",
+            )
+        if len(matches) > 1:
+            names = ", ".join(r for _, r in matches[:5])
+            raise StoreError(f"run id {run_id!r} is ambiguous: {names}")
+        suite, rid = matches[0]
+        return self.load_run(suite, rid)
+
+    def latest_run(self, suite: str | None = None) -> RunRecord | None:
+        """The newest completed run, of one suite or of any."""
+        found = self.runs(suite)
+        return self.load_run(*found[-1]) if found else None
+
+    def baseline(self, suite: str) -> BaselinePointer | None:
+        """The suite's baseline pointer, if any."""
+        path = self.baseline_path(suite)
+        if not path.exists():
+            return None
+        return self.read_model(path, BaselinePointer)
+
+    def set_baseline(self, suite: str, run_id: str) -> BaselinePointer:
+        """Move the suite's baseline pointer."""
+        pointer = BaselinePointer(suite=suite, run_id=run_id, set_at=utc_now())
+        self.write_json(self.baseline_path(suite), pointer)
+        return pointer
+
+    def baselines(self) -> list[BaselinePointer]:
+        """Every baseline pointer, by suite name."""
+        base = self.root / "baselines"
+        if not base.is_dir():
+            return []
+        return [self.read_model(p, BaselinePointer) for p in sorted(base.glob("*.json"))]
+
+    def set_label(self, suite: str, label: str, run_id: str) -> None:
+        """Point a label at a run."""
+        self.write_json(
+            self.label_path(suite, label), {"label": label, "run_id": run_id, "suite": suite}
+        )
+
+    def find_label(self, label: str, suite: str | None = None) -> RunRecord | None:
+        """The run a label points at, searched across suites unless one is given."""
+        _check_name(label, "label")
+        base = self.root / "labels"
+        paths = [self.label_path(suite, label)] if suite else sorted(base.glob(f"*/{label}.json"))
+        paths = [p for p in paths if p.exists()]
+        if not paths:
+            return None
+        if len(paths) > 1:
+            raise StoreError(
+                f"label {label!r} exists in several suites: "
+                + ", ".join(p.parent.name for p in paths),
+                hint="name the suite with --suite",
+            )
+        data = self.read_json(paths[0])
+        return self.load_run(paths[0].parent.name, str(data["run_id"]))
+
+    def epoch(self, suite: str, target_key: str) -> int:
+        """The current sampling epoch of a target version (0 until `--fresh` bumps it)."""
+        path = self.epoch_path(suite)
+        if not path.exists():
+            return 0
+        return int(self.read_json(path).get(target_key, 0))
+
+    def bump_epoch(self, suite: str, target_key: str) -> int:
+        """Start a new epoch so that every sample is taken again."""
+        path = self.epoch_path(suite)
+        epochs = self.read_json(path) if path.exists() else {}
+        epochs[target_key] = int(epochs.get(target_key, 0)) + 1
+        self.write_json(path, epochs)
+        return int(epochs[target_key])
+
+    @contextlib.contextmanager
+    def lock(self, suite: str) -> Iterator[None]:
+        """An exclusive lock per suite, so two runs cannot race on epochs and pointers."""
+        path = self.root / "locks" / f"{_check_name(suite, 'suite name')}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+class ReadOnlyStore(Store):
+    """A store view for `rescore` and `diff`: sample writes raise, so they cannot call targets."""
+
+    read_only = True
+
+    def write_sample(self, path: Path, obj: Any) -> None:
+        """Refuse: this view never produces samples."""
+        raise StoreError(f"internal error: a sample write reached a read-only store ({path.name})")
+
+    def bump_epoch(self, suite: str, target_key: str) -> int:
+        """Refuse: epochs belong to runs that sample."""
+        raise StoreError("internal error: a read-only store cannot start a new epoch")

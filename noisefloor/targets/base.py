@@ -1,0 +1,150 @@
+"""What every target produces (`RawSample`) and the one method a target implements.
+
+A program's failure is data: exit status, timeout and HTTP status are fields here, never exceptions.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "CaseInput",
+    "Outcome",
+    "RawSample",
+    "Stream",
+    "Target",
+    "decode_stream",
+]
+
+#: Bump when a field of RawSample changes meaning.
+SAMPLE_VERSION = 1
+
+
+class Outcome(enum.StrEnum):
+    """How one call of the target ended."""
+
+    OK = "ok"
+    #: The program exited non-zero (or was killed by a signal).
+    EXIT = "error:exit"
+    #: The program ran past `timeout_s` and was killed with its whole process group.
+    TIMEOUT = "error:timeout"
+    #: The program could not be started (missing binary, bad cwd, permissions).
+    SPAWN = "error:spawn"
+    #: The program's output had to be JSON and was not.
+    PARSE = "error:parse"
+    #: The model stopped for a reason other than `stop` (e.g. `length`).
+    FINISH = "error:finish"
+    #: The infrastructure failed (connection, 429, 5xx) after every retry: not the target's fault.
+    INFRA = "error:infra"
+
+    @property
+    def is_target_error(self) -> bool:
+        """A failure of the program under test (counts as a fail, tested as an error rate)."""
+        return self not in (Outcome.OK, Outcome.INFRA)
+
+
+class Stream(BaseModel):
+    """Captured bytes of one output stream, lossless even when they are not UTF-8."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = ""
+    """The bytes decoded as UTF-8 with replacement characters; what scorers read."""
+    b64: str | None = None
+    """The exact bytes, base64, present only when `text` does not round-trip to them."""
+    size: int = 0
+    """How many bytes the program produced, including any beyond the cap."""
+    truncated: bool = False
+    """True when the program produced more than the cap and the rest was dropped."""
+
+    def raw(self) -> bytes:
+        """The exact bytes that were kept."""
+        if self.b64 is not None:
+            return base64.b64decode(self.b64)
+        return self.text.encode("utf-8")
+
+
+def decode_stream(data: bytes, size: int | None = None, truncated: bool = False) -> Stream:
+    """Decode captured bytes without ever raising, keeping the exact bytes when lossy."""
+    text = data.decode("utf-8", errors="replace")
+    exact = None if text.encode("utf-8") == data else base64.b64encode(data).decode("ascii")
+    return Stream(
+        text=text, b64=exact, size=len(data) if size is None else size, truncated=truncated
+    )
+
+
+class CaseInput(BaseModel):
+    """What a target needs to know about one case to call the program once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case_id: str
+    input: str
+
+
+class RawSample(BaseModel):
+    """One call of the target: everything it printed and how it ended. Stored as a sample file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = SAMPLE_VERSION
+    """Record format version."""
+    kind: str
+    """The kind of target that produced it: `command`, `http`, `function`."""
+    case_id: str
+    repeat: int
+    """0-based repeat index."""
+    outcome: Outcome
+    error: str | None = None
+    """Why no valid result came back, in words; None when `outcome` is ok."""
+    output: Stream = Stream()
+    """stdout of a command, the message content of a chat completion."""
+    stderr: Stream | None = None
+    """stderr of a command; None for targets without one."""
+    exit_code: int | None = None
+    """Exit status; negative for a signal, None when the program never ran or was killed."""
+    argv: list[str] | None = None
+    """The rendered argument vector, as the program received it."""
+    wall_s: float = 0.0
+    """Wall-clock seconds of the call."""
+    cpu_s: float | None = None
+    """User + system CPU seconds of the child process, when the platform reports it."""
+    started_at: str = ""
+    """UTC ISO-8601 time at which the call started."""
+    concurrency: int = 1
+    """How many calls the harness allowed at once; latency is unreliable above 1."""
+    parsed: Any = None
+    """The parsed JSON output, when the target declares its output to be JSON."""
+    envelope: dict[str, Any] | None = None
+    """Target-specific record of the exchange (HTTP: status, usage, raw response, ...)."""
+    attempts: int = 1
+    """Calls made to obtain this sample, retries of infrastructure errors included."""
+
+
+@runtime_checkable
+class Target(Protocol):
+    """A program under test. `sample` never raises for the program's own failures."""
+
+    kind: str
+
+    @property
+    def key(self) -> str:
+        """The target's version: changes exactly when its samples may no longer be reused."""
+        ...
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The comparable spec (template, cwd, model): runs of different specs are not compared."""
+        ...
+
+    async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
+        """Call the program once for this case and repeat."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and pools."""
+        ...

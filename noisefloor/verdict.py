@@ -1,0 +1,226 @@
+"""From bands to verdicts to an exit code: the vocabulary, the settings and the case-level frame.
+
+Rules (`noisefloor.rules`) judge scorers; this module owns what every rule shares.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics as pystats
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from noisefloor.errors import ExitCode
+from noisefloor.records import CaseBand, ScorerBand
+
+__all__ = [
+    "RuleName",
+    "RuleSettings",
+    "Verdict",
+    "case_frame",
+    "exit_code_for",
+    "side",
+    "sort_cases",
+    "suite_summary",
+    "worst",
+]
+
+
+class Verdict(enum.StrEnum):
+    """Per-case and per-scorer verdicts; the values are the contract words."""
+
+    BROKEN = "broken"
+    REGRESSED = "regressed"
+    INVALID = "invalid"
+    INCONCLUSIVE = "inconclusive"
+    QUARANTINE = "quarantine"
+    REDEFINED = "redefined"
+    UNMEASURED = "unmeasured"
+    REMOVED = "removed"
+    ADDED = "added"
+    FIXED = "fixed"
+    IMPROVED = "improved"
+    UNCHANGED = "unchanged"
+
+
+#: Worst first: the order of reports, and which scorer verdict a case takes.
+SEVERITY = list(Verdict)
+
+
+class RuleName(enum.StrEnum):
+    """The decision rules."""
+
+    #: Fisher exact per case with Tarone across cases; Welch with Holm for continuous scorers.
+    EXACT = "exact"
+    #: The min-max noise band of the public noisefloor tool.
+    BAND = "band"
+    #: The quarantine-lane triage rule: Wilson intervals that must not overlap.
+    WILSON = "wilson"
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """Every knob a rule reads; the defaults are the documented ones."""
+
+    rule: RuleName = RuleName.EXACT
+    alpha: float = 0.05
+    """Family-wise false-alarm rate per check (exact)."""
+    min_effect: float | None = None
+    """Smallest change called a regression; None: 0.10 pass rate (exact), 0.0 (band), 0.20 (wilson)."""
+    suspect_drop: float = 0.20
+    """A drop at least this large that is not significant is inconclusive (exact)."""
+    min_rate_drop: float = 0.20
+    """Rate clause of the band rule."""
+    n_min: int = 3
+    """Fewer valid repeats on either side is inconclusive (exact)."""
+    min_valid: int = 3
+    """Fewer valid repeats on either side is inconclusive (wilson)."""
+    strict: bool = False
+    """Inconclusive fails the check."""
+    suite_gate: bool = False
+    """Fail when the suite-level paired difference lies wholly below -suite_min_effect."""
+    suite_min_effect: float = 0.02
+
+    def config(self) -> dict[str, Any]:
+        """JSON-able form, for doit's config_changed and the report."""
+        out = asdict(self)
+        out["rule"] = self.rule.value
+        return out
+
+
+def worst(verdicts: list[Verdict]) -> Verdict:
+    """The most severe verdict of a list (unchanged for an empty list)."""
+    return min(verdicts, key=SEVERITY.index) if verdicts else Verdict.UNCHANGED
+
+
+def sort_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Worst first, then by case id."""
+    return sorted(cases, key=lambda c: (SEVERITY.index(Verdict(c["verdict"])), c["case_id"]))
+
+
+def exit_code_for(
+    counts: Counter[str] | dict[str, int], *, strict: bool, harness_fault: bool = False
+) -> ExitCode:
+    """The process exit code for a set of case verdicts."""
+    if harness_fault:
+        return ExitCode.HARNESS
+    if counts.get(Verdict.BROKEN, 0):
+        return ExitCode.BROKEN
+    if counts.get(Verdict.REGRESSED, 0):
+        return ExitCode.REGRESSED
+    if strict and counts.get(Verdict.INCONCLUSIVE, 0):
+        return ExitCode.REGRESSED
+    return ExitCode.OK
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def side(band: ScorerBand | None) -> dict[str, Any]:
+    """The numbers of one scorer on one side, as reports show them."""
+    if band is None:
+        return {}
+    out: dict[str, Any] = {
+        "k": band.k,
+        "n": band.n,
+        "rate": _round(band.k / band.n) if band.n else None,
+        "target_errors": band.target_errors,
+        "infra_errors": band.infra_errors,
+        "scorer_errors": band.scorer_errors,
+        "reliable": band.reliable,
+    }
+    if band.details:
+        out["details"] = band.details
+    if band.kind == "continuous":
+        values = band.values
+        out["values"] = [_round(v) for v in values]
+        if values:
+            out["mean"] = _round(pystats.fmean(values))
+            out["median"] = _round(pystats.median(values))
+            out["min"] = _round(min(values))
+            out["max"] = _round(max(values))
+            out["sd"] = _round(pystats.stdev(values)) if len(values) > 1 else 0.0
+    return out
+
+
+def _outcomes(band: CaseBand) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in sorted(band.outcomes.items()))
+
+
+def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] | None:
+    """The case-level verdict every rule shares (added, removed, redefined, broken, fixed).
+
+    Returns None when the case must be judged scorer by scorer. A side with no valid repeat
+    is never a pass by absence: both sides broken is `broken`, not `unchanged`.
+    """
+    if base is None and cand is None:
+        raise ValueError("a case needs at least one side")
+    if base is None:
+        assert cand is not None
+        if cand.ok == 0:
+            return {
+                "verdict": Verdict.BROKEN,
+                "reason": f"new case, and no repeat produced a valid result ({_outcomes(cand)})",
+            }
+        return {"verdict": Verdict.ADDED, "reason": "not in the baseline"}
+    if cand is None:
+        return {"verdict": Verdict.REMOVED, "reason": "not in the candidate"}
+    if base.case_key != cand.case_key:
+        return {
+            "verdict": Verdict.REDEFINED,
+            "reason": "the case's input changed: not comparable (set a new baseline)",
+        }
+    if cand.valid == 0 or base.valid == 0:
+        lost = "candidate" if cand.valid == 0 else "baseline"
+        return {
+            "verdict": Verdict.INCONCLUSIVE,
+            "reason": f"every {lost} repeat hit an infrastructure error",
+        }
+    if cand.ok == 0 and base.ok == 0:
+        return {
+            "verdict": Verdict.BROKEN,
+            "reason": f"no valid result on either side ({_outcomes(cand)})",
+        }
+    if cand.ok == 0:
+        return {"verdict": Verdict.BROKEN, "reason": f"every repeat failed: {_outcomes(cand)}"}
+    if base.ok == 0:
+        return {
+            "verdict": Verdict.FIXED,
+            "reason": f"the baseline never produced a valid result ({_outcomes(base)})",
+        }
+    return None
+
+
+def suite_summary(cases: list[dict[str, Any]], settings: RuleSettings) -> dict[str, Any]:
+    """The paired mean difference in pass rate across cases, with its case-clustered 95% interval.
+
+    Repeats shrink only the within-case variance; the case is the unit (statistics.md §8).
+    """
+    from noisefloor import stats
+
+    diffs = []
+    for case in cases:
+        rates = [
+            (s["candidate"]["rate"] - s["baseline"]["rate"])
+            for s in case["scorers"]
+            if s["baseline"].get("rate") is not None and s["candidate"].get("rate") is not None
+        ]
+        if rates and case["verdict"] not in (
+            Verdict.REDEFINED.value,
+            Verdict.ADDED.value,
+            Verdict.REMOVED.value,
+        ):
+            diffs.append(sum(rates) / len(rates))
+    if not diffs:
+        return {"cases": 0}
+    mean, lo, hi = stats.paired_mean_ci(diffs)
+    out: dict[str, Any] = {
+        "cases": len(diffs),
+        "mean_diff": _round(mean),
+        "ci95": [_round(lo), _round(hi)] if len(diffs) > 1 else None,
+        "suite_min_effect": settings.suite_min_effect,
+    }
+    out["gate_failed"] = len(diffs) > 1 and hi < -settings.suite_min_effect
+    return out

@@ -1,0 +1,230 @@
+"""End-to-end through the real CLI: exit codes, adoption, and target calls counted by a target
+that logs each one (the cache contract of DESIGN.md §1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import answer_case, fake_suite
+
+CASES = [answer_case("alpha"), answer_case("beta")]
+
+
+def calls(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def logged_suite(project: Path, **kw: object) -> tuple[Path, Path]:
+    log = project / "calls.log"
+    env = {"NOISEFLOOR_FAKE_LOG_CALLS": str(log), **kw.pop("env", {})}  # type: ignore[dict-item]
+    return fake_suite(project, kw.pop("cases", CASES), env=env, **kw), log  # type: ignore[arg-type]
+
+
+def test_first_check_adopts_then_second_is_unchanged_with_numbers(cli, project):
+    suite, log = logged_suite(project)
+    first = cli("check", suite, "--format", "json")
+    assert first.code == 0
+    report = first.json()
+    assert report["adopted"] is True
+    assert report["counts"] == {"added": 2}
+    assert "adopted" in first.err
+    second = cli("check", suite)
+    assert second.code == 0
+    assert "2 unchanged" in second.out
+    assert "5/5" in second.out and "p=1" in second.out
+    assert calls(log) == 2 * 5
+
+
+def test_json_report_keeps_the_contract_fields(cli, project):
+    suite, _ = logged_suite(project)
+    cli("check", suite)
+    report = cli("check", suite, "--format", "json").json()
+    for key in (
+        "suite",
+        "rule",
+        "baseline",
+        "candidate",
+        "exit_code",
+        "counts",
+        "cases",
+        "warnings",
+    ):
+        assert key in report
+    scorer = report["cases"][0]["scorers"][0]
+    for key in ("key", "verdict", "reason", "baseline", "candidate", "evidence"):
+        assert key in scorer
+    assert report["rule"] == "exact"
+
+
+def test_a_case_that_starts_failing_exits_1(cli, project):
+    suite, _ = logged_suite(project)
+    assert cli("check", suite).code == 0
+    cases = [answer_case("alpha"), answer_case("beta", needle="Paris")]
+    cases[1]["input"] = "question beta"
+    # the code changes: every answer becomes wrong for beta only
+    suite, _ = logged_suite(
+        project,
+        cases=cases,
+        env={"NOISEFLOOR_FAKE_ANSWER": "Lyon"},
+    )
+    suite_doc = yaml.safe_load(suite.read_text())
+    suite_doc["cases"][0]["scorers"] = [
+        "json_valid",
+        {"type": "contains", "needle": "o", "path": "answer"},
+    ]
+    suite.write_text(yaml.safe_dump(suite_doc))
+    result = cli("check", suite)
+    assert result.code == 1, result.out
+    assert "REGRESSED  beta" in result.out
+
+
+def test_a_target_that_stops_producing_output_exits_2(cli, project):
+    suite, _ = logged_suite(project)
+    assert cli("check", suite).code == 0
+    suite, _ = logged_suite(project, env={"NOISEFLOOR_FAKE_NO_OUTPUT": "1"})
+    result = cli("check", suite, "--format", "json")
+    assert result.code == 2
+    report = result.json()
+    assert report["counts"] == {"broken": 2}
+    assert "error:parse" in report["cases"][0]["reason"]
+
+
+def test_an_always_broken_target_is_never_a_pass_by_absence(cli, project):
+    suite, _ = logged_suite(project, env={"NOISEFLOOR_FAKE_EXIT_CODE": "3"})
+    assert cli("check", suite).code == 2  # adopting a broken run still says broken
+    assert cli("check", suite).code == 2
+
+
+def test_partial_crashes_are_a_verdict_not_a_warning(cli, project):
+    suite, _ = logged_suite(project, repeats=10)
+    assert cli("check", suite).code == 0
+    suite, _ = logged_suite(project, repeats=10, env={"NOISEFLOOR_FAKE_FAIL_EVERY": "2"})
+    result = cli("check", suite, "--format", "json")
+    assert result.code == 2
+    assert "valid results 10/10 -> 5/10" in result.json()["cases"][0]["reason"]
+
+
+def test_second_check_of_unchanged_target_makes_no_calls(cli, project):
+    suite, log = logged_suite(project)
+    cli("check", suite)
+    cli("check", suite)
+    cli("check", suite)
+    assert calls(log) == 10
+
+
+def test_scorer_edit_rescoring_makes_no_calls(cli, project):
+    suite, log = logged_suite(project)
+    cli("check", suite)
+    doc = yaml.safe_load(suite.read_text())
+    doc["cases"][0]["scorers"].append({"type": "contains", "needle": "nowhere"})
+    suite.write_text(yaml.safe_dump(doc))
+    result = cli("check", suite, "--format", "json")
+    assert calls(log) == 10
+    assert result.json()["work"]["executed"]["score"] >= 1
+    alpha = next(c for c in result.json()["cases"] if c["case_id"] == "alpha")
+    assert alpha["verdict"] == "unchanged"  # both sides re-scored with the new scorer: 0/5 -> 0/5
+
+
+def test_scorer_edit_rescores_only_the_edited_case(cli, project):
+    suite, _ = logged_suite(project)
+    cli("check", suite)
+    cli("check", suite)
+    doc = yaml.safe_load(suite.read_text())
+    doc["cases"][1]["scorers"][1]["needle"] = "Par"
+    suite.write_text(yaml.safe_dump(doc))
+    report = cli("check", suite, "--format", "json").json()
+    assert report["work"]["executed"]["score"] == 1  # one scorer of one case, one sample set
+
+
+def test_raising_repeats_runs_only_the_new_repeats(cli, project):
+    suite, log = logged_suite(project, repeats=3)
+    cli("check", suite)
+    assert calls(log) == 6
+    cli("check", suite, "--repeats", "5")
+    assert calls(log) == 6 + 2 * 2
+
+
+def test_a_code_change_takes_a_full_new_set(cli, project):
+    suite, log = logged_suite(project)
+    cli("check", suite)
+    with (project / "fake_target.py").open("a") as fh:
+        fh.write("\n# a change to the code under test\n")
+    assert cli("check", suite).code == 0
+    assert calls(log) == 20
+
+
+def test_fresh_forces_new_samples(cli, project):
+    suite, log = logged_suite(project)
+    cli("check", suite)
+    cli("check", suite, "--fresh")
+    assert calls(log) == 20
+
+
+def test_missing_baseline_with_require_baseline_exits_3(cli, project):
+    suite, log = logged_suite(project)
+    result = cli("check", suite, "--require-baseline")
+    assert result.code == 3
+    assert "no baseline" in result.err
+    assert calls(log) == 0
+
+
+def test_target_spec_change_is_refused_before_any_call(cli, project):
+    suite, log = logged_suite(project)
+    cli("check", suite)
+    doc = yaml.safe_load(suite.read_text())
+    doc["target"]["command"].append("--confidence=high")
+    suite.write_text(yaml.safe_dump(doc))
+    result = cli("check", suite)
+    assert result.code == 3
+    assert "target spec changed" in result.err
+    assert calls(log) == 10
+    assert cli("check", suite, "--allow-target-change").code == 0
+
+
+def test_repeats_1_cannot_pass_silently(cli, project):
+    suite, _ = logged_suite(project)
+    result = cli("check", suite, "--repeats", "1")
+    assert result.code == 3
+    assert "at least 2 repeats" in result.err
+
+
+def test_output_file_gets_the_requested_format(cli, project, tmp_path):
+    suite, _ = logged_suite(project)
+    cli("check", suite)
+    out = tmp_path / "report.md"
+    result = cli("check", suite, "--format", "markdown", "--output", out)
+    assert result.code == 0
+    assert out.read_text().startswith("### noisefloor")
+    assert "2 unchanged" in result.out
+
+
+def test_diff_and_rescore_never_call_the_target(cli, project):
+    suite, log = logged_suite(project)
+    cli("check", suite)
+    cli("check", suite, "--fresh")
+    before = calls(log)
+    assert cli("diff").code == 0
+    assert cli("rescore", suite).code == 0
+    assert calls(log) == before
+
+
+def test_every_format_renders_every_rule(cli, project):
+    suite, _ = logged_suite(project)
+    cli("check", suite)
+    for fmt in ("terminal", "json", "markdown", "junit"):
+        for rule in ("exact", "band", "wilson"):
+            result = cli("diff", "--baseline", _baseline_id(cli), "--rule", rule, "--format", fmt)
+            assert result.code == 3, (
+                fmt,
+                rule,
+                result.err,
+            )  # the newest run is the baseline itself
+            result = cli("check", suite, "--rule", rule, "--format", fmt)
+            assert result.code == 0, (fmt, rule, result.err)
+            assert "unchanged" in result.out or "ok" in result.out
+
+
+def _baseline_id(cli) -> str:
+    return cli("baseline", "show").out.split()[1]
