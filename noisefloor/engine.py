@@ -62,8 +62,8 @@ class EngineStats:
 
 def sset_id(case: CaseRecord) -> str:
     """The sample set of a case in a run: target version, input, epoch and repeat count."""
-    parts = Path(case.sample_dir).parts
-    return f"{parts[-2]}-{parts[-1]}-n{case.repeats}"
+    *_, target_key, epoch, _case_id, case_key = Path(case.sample_dir).parts
+    return f"{target_key}-{epoch}-{case_key}-n{case.repeats}"
 
 
 def _sample_paths(store: Store, case: CaseRecord) -> list[Path]:
@@ -79,7 +79,7 @@ def _label_file(label: str) -> str:
 
 
 def _score_action(store: Store, case_id: str, use: ScorerUse, paths: list[Path], out: Path) -> bool:
-    store.write_bytes(out, _dump(score_case(case_id, use, paths)))
+    store.write_bytes(out, _dump(score_case(case_id, use, paths)), durable=False)
     return True
 
 
@@ -88,7 +88,9 @@ def _band_action(
 ) -> bool:
     samples = [read_sample(p) for p in sample_paths]
     scores = [store.read_model(p, ScoreFile) for p in score_paths]
-    store.write_bytes(out, _dump(band_case(case.case_id, case.case_key, samples, scores)))
+    store.write_bytes(
+        out, _dump(band_case(case.case_id, case.case_key, samples, scores)), durable=False
+    )
     return True
 
 
@@ -103,19 +105,21 @@ def _verdict_action(
     rule = get_rule(settings.rule)
     b = store.read_model(base, CaseBand) if base else None
     c = store.read_model(cand, CaseBand) if cand else None
-    store.write_bytes(out, _dump(rule.compare(case_id, b, c, settings)))
+    store.write_bytes(out, _dump(rule.compare(case_id, b, c, settings)), durable=False)
     return True
 
 
 def _shard_action(store: Store, paths: list[Path], out: Path) -> bool:
-    store.write_bytes(out, _dump([store.read_json(p) for p in paths]))
+    store.write_bytes(out, _dump([store.read_json(p) for p in paths]), durable=False)
     return True
 
 
 def _report_action(store: Store, shards: list[Path], settings: RuleSettings, out: Path) -> bool:
     cases = [case for shard in shards for case in store.read_json(shard)]
     decided, suite = get_rule(settings.rule).decide(cases, settings)
-    store.write_bytes(out, _dump({"cases": decided, "suite": suite, "settings": settings.config()}))
+    store.write_bytes(
+        out, _dump({"cases": decided, "suite": suite, "settings": settings.config()}), durable=False
+    )
     return True
 
 

@@ -139,7 +139,11 @@ class ScorerDefinition:
     kind: Kind
     doc: str
     direction: Direction
-    impl_hash: str
+
+    @functools.cached_property
+    def impl_hash(self) -> str:
+        """Hash of the scorer's code and params schema; computed on first use (it reads source)."""
+        return _impl_hash(self.fn, self.params, self.kind)
 
 
 class Scorer:
@@ -237,8 +241,7 @@ class Registry:
             doc = (inspect.getdoc(fn) or "").strip()
             if not doc:
                 raise ValueError(f"scorer {name!r} needs a docstring: it is its documentation")
-            impl = _impl_hash(fn, params, kind)
-            self._defs[name] = ScorerDefinition(name, fn, params, kind, doc, direction, impl)
+            self._defs[name] = ScorerDefinition(name, fn, params, kind, doc, direction)
             return fn
 
         return register

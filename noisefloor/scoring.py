@@ -20,10 +20,10 @@ from noisefloor.records import (
     ScorerBand,
     ScorerUse,
 )
-from noisefloor.scorers import REGISTRY, ScoreInput
+from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
 from noisefloor.targets.base import Outcome, RawSample
 
-__all__ = ["band_case", "read_sample", "score_case", "scorer_config"]
+__all__ = ["band_case", "build_scorer", "read_sample", "score_case", "scorer_config"]
 
 
 @lru_cache(maxsize=4096)
@@ -36,9 +36,19 @@ def read_sample(path: Path) -> RawSample:
     return _read_sample(str(path), path.stat().st_mtime_ns)
 
 
+@lru_cache(maxsize=1024)
+def _build(name: str, params_json: bytes) -> Scorer:
+    return REGISTRY.build(name, orjson.loads(params_json))
+
+
+def build_scorer(use: ScorerUse) -> Scorer:
+    """The scorer a stored spec names, as the code is now (cached: scorers are immutable)."""
+    return _build(use.name, orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS))
+
+
 def scorer_config(use: ScorerUse) -> dict[str, object]:
     """What a score file depends on besides the samples: the scorer as the code is now."""
-    built = REGISTRY.build(use.name, use.params)
+    built = build_scorer(use)
     return {"name": use.name, "params": built.spec.params, "impl_hash": built.spec.impl_hash}
 
 
@@ -49,7 +59,7 @@ def _brief(sample: RawSample) -> str:
 
 def score_case(case_id: str, use: ScorerUse, sample_paths: Sequence[Path]) -> ScoreFile:
     """Apply one scorer to every repeat of one case."""
-    scorer = REGISTRY.build(use.name, use.params)
+    scorer = build_scorer(use)
     current = use.model_copy(
         update={"impl_hash": scorer.spec.impl_hash, "params": scorer.spec.params}
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 import statistics as pystats
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -89,7 +90,7 @@ class RuleSettings:
         return out
 
 
-def worst(verdicts: list[Verdict]) -> Verdict:
+def worst(verdicts: Sequence[Verdict]) -> Verdict:
     """The most severe verdict of a list (unchanged for an empty list)."""
     return min(verdicts, key=SEVERITY.index) if verdicts else Verdict.UNCHANGED
 

@@ -62,7 +62,7 @@ class WilsonRule:
             frame = case_frame(base, cand)
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
-        scorers = []
+        scorers: list[dict[str, Any]] = []
         for key in sorted(set(base_scorers) | set(cand_scorers)):
             b, c = base_scorers.get(key), cand_scorers.get(key)
             if frame is not None or b is None or c is None:

@@ -1,0 +1,57 @@
+"""Helpers shared by the benchmarks: timing subprocesses, medians, and writing generated suites.
+
+Benchmarks print ratios against a reference measured in the same run: absolute times lie here.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+__all__ = ["median", "noisefloor", "timed", "write_suite"]
+
+
+def timed(fn: object, *args: object) -> float:
+    """Wall seconds of one call."""
+    start = time.perf_counter()
+    fn(*args)  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def median(values: list[float]) -> float:
+    """The median, the figure quoted."""
+    return statistics.median(values)
+
+
+def noisefloor(*args: str | Path, check: bool = True) -> float:
+    """Run the real CLI in a fresh process; return its wall time (start-up included)."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "noisefloor", *map(str, args)], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if check and proc.returncode != 0:
+        raise SystemExit(f"noisefloor {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def write_suite(directory: Path, name: str, command: list[str], cases: int, repeats: int,
+                scorers: list[object] | None = None, jsonl: bool = False) -> Path:
+    """A generated suite of `cases` cases; with `jsonl`, the cases go to a cases file."""
+    rows = [{"id": f"case-{i:05d}", "input": f"input {i}", "scorers": scorers or [{"type": "contains", "needle": "input"}]}
+            for i in range(cases)]
+    suite: dict[str, object] = {"name": name, "target": {"command": command, "timeout_s": 30},
+                                "defaults": {"repeats": repeats}}
+    if jsonl:
+        import orjson
+
+        (directory / "cases.jsonl").write_bytes(b"\n".join(orjson.dumps(r) for r in rows) + b"\n")
+        suite["cases_file"] = "cases.jsonl"
+    else:
+        suite["cases"] = rows
+    path = directory / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    return path

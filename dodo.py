@@ -1,0 +1,31 @@
+"""The doit view of noisefloor: `doit check` gates every suite under suites/ against its
+committed baseline; `doit list` shows the tasks.
+
+Each suite is checked in its own process through the real command line, so a suite that
+regresses fails its task with the gate's exit code and evidence in the log.
+"""
+
+import sys
+from pathlib import Path
+
+# doit's own state sits in the store root, where the store's .gitignore keeps it out of commits.
+DOIT_CONFIG = {
+    "default_tasks": ["check"],
+    "verbosity": 2,
+    "backend": "sqlite3",
+    "dep_file": ".noisefloor/dodo.sqlite",
+}
+
+SUITES = sorted(Path(__file__).parent.joinpath("suites").glob("*.yaml"))
+
+
+def task_check():
+    """Gate every suite under suites/ against its committed baseline (exit 0 when none regressed)."""
+    for suite in SUITES:
+        yield {
+            "name": suite.stem,
+            "doc": f"noisefloor check {suite.relative_to(Path(__file__).parent)}",
+            "actions": [[sys.executable, "-m", "noisefloor", "check", str(suite), "--require-baseline"]],
+            "file_dep": [str(suite)],
+            "uptodate": [False],
+        }

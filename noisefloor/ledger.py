@@ -1,0 +1,790 @@
+"""The SQLite ledger: every sample file, run and scored repeat as rows, queryable across runs.
+
+An index only: the JSON files under the store root stay the source of truth and can rebuild it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import orjson
+
+from noisefloor.engine import sset_id
+from noisefloor.errors import StoreError
+from noisefloor.records import CaseRecord, RepeatScore, RepeatStatus, RunRecord, ScoreFile
+from noisefloor.store import Store
+
+__all__ = ["LEDGER_FILE", "SCHEMA_VERSION", "Ledger", "ledger_path"]
+
+#: The ledger's file name under the store root (ignored by the store's .gitignore).
+LEDGER_FILE = "ledger.sqlite"
+
+#: Bump whenever a table or the view changes; an older ledger is dropped and recreated.
+SCHEMA_VERSION = 1
+
+#: How long a writer waits for another writer's lock before SQLite reports "database is locked".
+BUSY_TIMEOUT_MS = 30_000
+
+# A lock that still escapes the busy timeout is retried: a sample must never be lost to it.
+_RETRIES = 5
+_RETRY_SLEEP_S = 0.05
+
+#: How long `rebuild` (and recovery from a corrupt file) waits for other open ledgers to close.
+EXCLUSIVE_WAIT_S = 30.0
+
+_OUTPUT_CHARS = 200
+
+_SAMPLE_NAME = re.compile(r"^r(\d+)\.json$")
+_EPOCH_NAME = re.compile(r"^e(\d+)$")
+
+# SQLite primary result codes (the low byte of an extended code).
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+_SAMPLE_COLUMNS = (
+    "sample_path",
+    "suite",
+    "case_id",
+    "repeat_idx",
+    "target_key",
+    "case_key",
+    "epoch",
+    "kind",
+    "started_at",
+    "model",
+    "served_model",
+    "base_host",
+    "harness_version",
+    "outcome",
+    "error",
+    "exit_code",
+    "latency_ms",
+    "finish_reason",
+    "prompt_sha",
+    "output_sha",
+    "output_text",
+    "stderr_text",
+    "raw_json",
+)
+
+_RUN_COLUMNS = (
+    "run_id",
+    "suite",
+    "label",
+    "started_at",
+    "finished_at",
+    "target_key",
+    "target_kind",
+    "harness_version",
+    "calls",
+    "rescored_from",
+)
+
+_RUN_SAMPLE_COLUMNS = ("run_id", "case_id", "repeat_idx", "sample_path", "status", "reason")
+
+_SCHEMA = (
+    """
+    CREATE TABLE samples (
+        sample_path TEXT PRIMARY KEY,
+        suite TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        repeat_idx INTEGER NOT NULL,
+        target_key TEXT NOT NULL,
+        case_key TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        kind TEXT,
+        started_at TEXT,
+        model TEXT,
+        served_model TEXT,
+        base_host TEXT,
+        harness_version TEXT,
+        outcome TEXT NOT NULL,
+        error TEXT,
+        exit_code INTEGER,
+        latency_ms REAL,
+        finish_reason TEXT,
+        prompt_sha TEXT,
+        output_sha TEXT,
+        output_text TEXT,
+        stderr_text TEXT,
+        raw_json TEXT
+    )
+    """,
+    "CREATE INDEX samples_case ON samples (suite, case_id)",
+    """
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        suite TEXT NOT NULL,
+        label TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        target_key TEXT NOT NULL,
+        target_kind TEXT NOT NULL,
+        harness_version TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        rescored_from TEXT
+    )
+    """,
+    """
+    CREATE TABLE run_samples (
+        run_id TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        repeat_idx INTEGER NOT NULL,
+        sample_path TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pass', 'fail', 'invalid')),
+        reason TEXT NOT NULL,
+        PRIMARY KEY (run_id, case_id, repeat_idx)
+    )
+    """,
+    "CREATE INDEX run_samples_case ON run_samples (case_id)",
+    # The design's ledger row: one scored repeat of one run. The sample columns come through a
+    # LEFT JOIN so that a repeat whose sample file is gone still shows up.
+    """
+    CREATE VIEW ledger AS
+    SELECT
+        r.run_id AS run_id,
+        r.suite AS suite,
+        r.label AS label,
+        r.started_at AS started_at,
+        r.target_key AS target_key,
+        s.model AS model,
+        s.served_model AS served_model,
+        s.base_host AS base_host,
+        COALESCE(s.harness_version, r.harness_version) AS harness_version,
+        rs.case_id AS case_id,
+        rs.repeat_idx AS repeat_idx,
+        rs.status AS status,
+        rs.reason AS reason,
+        s.outcome AS outcome,
+        s.error AS error,
+        s.latency_ms AS latency_ms,
+        s.finish_reason AS finish_reason,
+        s.prompt_sha AS prompt_sha,
+        s.output_sha AS output_sha,
+        s.output_text AS output_text,
+        s.stderr_text AS stderr_text,
+        s.raw_json AS raw_json,
+        rs.sample_path AS sample_path,
+        s.started_at AS sample_started_at
+    FROM run_samples AS rs
+    JOIN runs AS r ON r.run_id = rs.run_id
+    LEFT JOIN samples AS s ON s.sample_path = rs.sample_path
+    """,
+)
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+def ledger_path(store_root: Path) -> Path:
+    """Where the ledger of a store lives.
+
+    Args:
+        store_root: The store root.
+
+    Returns:
+        `<store root>/ledger.sqlite`.
+    """
+    return Path(store_root) / LEDGER_FILE
+
+
+# -- rows from files -------------------------------------------------------------------------
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _text(stream: Any) -> str | None:
+    return str(stream.get("text", "")) if isinstance(stream, dict) else None
+
+
+def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
+    """One `samples` row; the path, not the file's content, says which sample set it belongs to."""
+    # samples/<suite>/<target_key>/e<epoch>/<case_id>/<case_key>/r<k>.json (Store.sample_dir)
+    parts = rel.split("/")
+    name = _SAMPLE_NAME.match(parts[-1])
+    epoch = _EPOCH_NAME.match(parts[3]) if len(parts) == 7 else None
+    if parts[0] != "samples" or name is None or epoch is None:
+        raise StoreError(
+            f"{rel} is not a sample file path "
+            "(samples/SUITE/TARGET_KEY/eEPOCH/CASE_ID/CASE_KEY/rREPEAT.json)"
+        )
+    envelope = sample.get("envelope")
+    env = envelope if isinstance(envelope, dict) else {}
+    output = _text(sample.get("output")) or ""
+    argv = sample.get("argv")
+    if env.get("prompt_sha"):
+        prompt_sha = env["prompt_sha"]
+    elif isinstance(argv, list):
+        # what a command receives is its rendered argv; hashing it makes prompts comparable
+        prompt_sha = _sha256(orjson.dumps(argv))
+    else:
+        prompt_sha = None
+    raw = env.get("raw")
+    wall_s = sample.get("wall_s")
+    return {
+        "sample_path": rel,
+        "suite": parts[1],
+        "case_id": parts[4],
+        "repeat_idx": int(name.group(1)),
+        "target_key": parts[2],
+        "case_key": parts[5],
+        "epoch": int(epoch.group(1)),
+        "kind": sample.get("kind"),
+        "started_at": sample.get("started_at") or None,
+        "model": env.get("requested_model"),
+        "served_model": env.get("served_model"),
+        "base_host": env.get("host"),
+        "harness_version": env.get("harness_version"),
+        "outcome": str(sample.get("outcome", "")),
+        "error": sample.get("error"),
+        "exit_code": sample.get("exit_code"),
+        "latency_ms": round(float(wall_s) * 1000, 3) if wall_s is not None else None,
+        "finish_reason": env.get("finish_reason"),
+        "prompt_sha": prompt_sha,
+        # computed from the stored text, so that it always matches the output_text column
+        "output_sha": _sha256(output.encode("utf-8")),
+        "output_text": output,
+        "stderr_text": _text(sample.get("stderr")),
+        "raw_json": orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+        if raw is not None
+        else None,
+    }
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise StoreError(
+            f"corrupt file {path}: {exc}",
+            hint="delete it; samples are re-taken and derived files rebuilt on the next run",
+        ) from None
+
+
+def _read_sample(store_root: Path, rel: str) -> Row | None:
+    path = store_root / rel
+    if not path.exists():
+        return None
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise StoreError(f"corrupt sample file {path}: not a JSON object")
+    return _sample_row(rel, data)
+
+
+def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, RepeatScore]] | None:
+    """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored."""
+    if not case.scorers:
+        return None
+    directory = store.derived_dir("scores", suite, case.case_id, sset_id(case))
+    found = []
+    for use in case.scorers:
+        path = directory / f"{use.label.replace(':', '-')}.json"
+        if not path.exists():
+            return None
+        try:
+            score = store.read_model(path, ScoreFile)
+        except StoreError:
+            # score files are derived: a broken one means "not scored yet", not a broken ledger
+            return None
+        found.append({r.repeat: r for r in score.repeats})
+    return found
+
+
+def _repeat_status(
+    case: CaseRecord, scores: list[dict[int, RepeatScore]] | None, repeat: int
+) -> tuple[str, str]:
+    """Pass, fail or invalid for one repeat across every scorer of its case, with the reason."""
+    if scores is None or any(repeat not in s for s in scores):
+        return "invalid", "unscored"
+    found = [(use.label, s[repeat]) for use, s in zip(case.scorers, scores, strict=True)]
+    for status, prefix in (
+        (RepeatStatus.INFRA_ERROR, "infra"),
+        (RepeatStatus.SCORER_ERROR, "grader"),
+    ):
+        for _, score in found:
+            if score.status is status:
+                return "invalid", f"{prefix}:{score.detail}"
+    for _, score in found:
+        if score.status is RepeatStatus.TARGET_ERROR:
+            return "fail", score.detail
+    for label, score in found:
+        if score.status is RepeatStatus.FAIL:
+            return "fail", f"{label}: {score.detail}"
+    return "pass", "ok"
+
+
+def _run_row(run: RunRecord) -> Row:
+    return {
+        "run_id": run.run_id,
+        "suite": run.suite,
+        "label": run.label,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "target_key": run.target.key,
+        "target_kind": run.target.kind,
+        "harness_version": run.harness_version,
+        "calls": run.calls,
+        "rescored_from": run.rescored_from,
+    }
+
+
+def _run_sample_rows(store: Store, run: RunRecord) -> list[Row]:
+    rows = []
+    for case in run.cases:
+        scores = _read_scores(store, run.suite, case)
+        for repeat in range(case.repeats):
+            status, reason = _repeat_status(case, scores, repeat)
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "case_id": case.case_id,
+                    "repeat_idx": repeat,
+                    "sample_path": f"{case.sample_dir}/r{repeat}.json",
+                    "status": status,
+                    "reason": reason,
+                }
+            )
+    return rows
+
+
+def _sample_files(store_root: Path) -> list[str]:
+    """Every sample file under the root, relative and sorted (temporary files are skipped)."""
+    base = store_root / "samples"
+    if not base.is_dir():
+        return []
+    found = [
+        path.relative_to(store_root).as_posix()
+        for path in base.glob("*/*/e*/*/*/r*.json")
+        if _SAMPLE_NAME.match(path.name) and _EPOCH_NAME.match(path.parents[2].name)
+    ]
+    return sorted(found)
+
+
+# -- SQL helpers -----------------------------------------------------------------------------
+
+
+def _upsert_sql(table: str, columns: tuple[str, ...]) -> str:
+    names = ", ".join(columns)
+    marks = ", ".join(f":{c}" for c in columns)
+    return f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})"
+
+
+_UPSERT_SAMPLE = _upsert_sql("samples", _SAMPLE_COLUMNS)
+_UPSERT_RUN = _upsert_sql("runs", _RUN_COLUMNS)
+_UPSERT_RUN_SAMPLE = _upsert_sql("run_samples", _RUN_SAMPLE_COLUMNS)
+
+
+def _code(exc: sqlite3.Error) -> int:
+    return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in message or "busy" in message
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    message = str(exc).lower()
+    return (
+        _code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+        or "not a database" in message
+        or "malformed" in message
+    )
+
+
+def _connect(path: Path, *, wal: bool = True) -> sqlite3.Connection:
+    # autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE, which takes the
+    # write lock up front and so waits in the busy handler instead of failing on lock upgrade
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if wal:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        # a failed COMMIT leaves the transaction open; a retry must start from a clean slate
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _ensure_schema(conn: sqlite3.Connection, where: Path) -> bool:
+    """Create the tables and the view if missing; return True if an older ledger was dropped."""
+    with _transaction(conn):
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version == SCHEMA_VERSION:
+            return False
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the ledger {where} has schema version {version}; this noisefloor knows "
+                f"{SCHEMA_VERSION}",
+                hint="upgrade noisefloor, or delete the file and run `noisefloor ledger rebuild`",
+            )
+        objects = conn.execute(
+            "SELECT type, name FROM sqlite_master "
+            "WHERE type IN ('view', 'table') AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        # views first: a table cannot be dropped while a view still names it in some versions
+        for kind, name in sorted(objects, key=lambda row: row[0] != "view"):
+            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return bool(objects)
+
+
+def _unlink_db(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+# -- the ledger ------------------------------------------------------------------------------
+
+
+class Ledger:
+    """An open ledger: WAL mode, a 30 s busy timeout, one commit per sample.
+
+    Every open ledger holds a shared lock on `<file>.lock`; `rebuild` takes it exclusively, because
+    swapping the database file under a live WAL connection would corrupt it.
+
+    Attributes:
+        path: The database file.
+        recreated: True when an older-version or corrupt file was replaced by an empty ledger
+            on open (`rebuild` fills it again from the JSON files).
+    """
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating if needed) the ledger at `path`.
+
+        Args:
+            path: The database file, normally `ledger_path(store_root)`.
+
+        Raises:
+            StoreError: The file was written by a newer noisefloor, or stays locked.
+        """
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.recreated = False
+        self._lock_fd: int | None = os.open(
+            f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
+        )
+        self._conn: sqlite3.Connection | None = None
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
+            self._conn = self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> sqlite3.Connection:
+        conn = _connect(self.path)
+        try:
+            self.recreated = _ensure_schema(conn, self.path) or self.recreated
+            return conn
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.OperationalError) or not _is_corrupt(exc):
+                raise
+        # a corrupt index costs nothing to drop: the JSON files rebuild it
+        with self._exclusive():
+            _unlink_db(self.path)
+        self.recreated = True
+        conn = _connect(self.path)
+        try:
+            _ensure_schema(conn, self.path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the lock file exclusively: no other ledger is open meanwhile."""
+        assert self._lock_fd is not None
+        deadline = time.monotonic() + EXCLUSIVE_WAIT_S
+        while True:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    # do not keep a half-converted lock: shared again, as an open ledger holds it
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
+                    raise StoreError(
+                        f"the ledger {self.path} is open in another process",
+                        hint="retry when running commands have finished",
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            # a downgrade never waits, so no other process can slip in between
+            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the ledger {self.path} is closed")
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection and release the lock; safe to call twice."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> Ledger:
+        """Use the ledger in a `with` block that closes it."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the ledger."""
+        self.close()
+
+    # -- writing -----------------------------------------------------------------------------
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` in one immediate transaction, retrying it when the lock still escapes."""
+        conn = self._db()
+        for attempt in range(_RETRIES):
+            try:
+                with _transaction(conn):
+                    return work(conn)
+            except sqlite3.OperationalError as exc:
+                if not _is_locked(exc):
+                    raise
+                if attempt == _RETRIES - 1:
+                    raise StoreError(
+                        f"the ledger {self.path} stayed locked through {_RETRIES} attempts: {exc}",
+                        hint="the sample files are kept; `noisefloor ledger rebuild` restores "
+                        "the index",
+                    ) from exc
+                time.sleep(_RETRY_SLEEP_S * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def index_sample(self, store_root: Path, path: Path, sample: dict[str, Any]) -> None:
+        """Upsert the row of one sample file and commit at once.
+
+        One commit per sample: a run killed halfway keeps every sample it took in the ledger.
+
+        Args:
+            store_root: The store root.
+            path: The sample file, absolute or relative to the root.
+            sample: The sample as written (`RawSample.model_dump(mode="json")`, redacted).
+
+        Raises:
+            StoreError: The path is not a sample file path under the root.
+        """
+        row = _sample_row(_relative(store_root, path), sample)
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute(_UPSERT_SAMPLE, row)
+
+        self._write(work)
+
+    def index_run(self, store_root: Path, run: RunRecord) -> None:
+        """Upsert a run, the status of each of its repeats and its samples, in one transaction.
+
+        The status comes from the run's score files; a repeat without one is `invalid`
+        (`unscored`). Sample files that are missing are skipped.
+
+        Args:
+            store_root: The store root.
+            run: The completed run.
+
+        Raises:
+            StoreError: A sample file is corrupt.
+        """
+        store = Store(store_root)
+        run_row = _run_row(run)
+        links = _run_sample_rows(store, run)
+        # files are read before the transaction, so the write lock is held only for the writes
+        samples = [s for s in (_read_sample(store.root, r["sample_path"]) for r in links) if s]
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute(_UPSERT_RUN, run_row)
+            conn.execute("DELETE FROM run_samples WHERE run_id = ?", (run.run_id,))
+            conn.executemany(_UPSERT_RUN_SAMPLE, links)
+            conn.executemany(_UPSERT_SAMPLE, samples)
+
+        self._write(work)
+
+    def rebuild(self, store_root: Path) -> dict[str, int]:
+        """Recreate the ledger from every sample file and run record under the root.
+
+        The new ledger is written beside the old one and swapped in with `os.replace`, so a
+        rebuild that fails leaves the old ledger as it was. Waits up to `EXCLUSIVE_WAIT_S` for
+        other open ledgers to close.
+
+        Args:
+            store_root: The store root.
+
+        Returns:
+            Rows written: `{"samples": n, "runs": n, "run_samples": n}`.
+
+        Raises:
+            StoreError: A sample or run file is corrupt, or the ledger stays open elsewhere.
+        """
+        store = Store(store_root)
+        tmp = self.path.with_name(f"{self.path.name}.rebuild-{os.getpid()}.tmp")
+        with self._exclusive():
+            _unlink_db(tmp)
+            try:
+                counts = _build(store, tmp)
+            except BaseException:
+                _unlink_db(tmp)
+                raise
+            self._swap(tmp)
+        return counts
+
+    def _swap(self, tmp: Path) -> None:
+        """Replace the database file by `tmp`; the caller holds the lock exclusively."""
+        conn, self._conn = self._db(), None
+        try:
+            # fold the WAL into the old file and close: a leftover -wal beside the new file
+            # would be replayed into it
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            conn.close()
+        try:
+            os.replace(tmp, self.path)
+            Path(f"{self.path}-wal").unlink(missing_ok=True)
+            Path(f"{self.path}-shm").unlink(missing_ok=True)
+        except BaseException:
+            _unlink_db(tmp)
+            raise
+        finally:
+            self._conn = self._open()
+
+    # -- reading -----------------------------------------------------------------------------
+    def ledger_rows(self, run_id: str | None = None) -> list[Row]:
+        """Rows of the `ledger` view, of one run or of all, by run, case and repeat.
+
+        Args:
+            run_id: Only this run's rows; None for every run.
+
+        Returns:
+            One dict per scored repeat, keyed by the view's column names.
+        """
+        sql = "SELECT * FROM ledger"
+        params: tuple[str, ...] = ()
+        if run_id is not None:
+            sql += " WHERE run_id = ?"
+            params = (run_id,)
+        sql += " ORDER BY run_id, case_id, repeat_idx"
+        return [dict(row) for row in self._db().execute(sql, params)]
+
+    def history(self, case_id: str, suite: str | None = None) -> list[Row]:
+        """One case across runs, oldest run first: pass and valid counts, and each repeat.
+
+        Args:
+            case_id: The case.
+            suite: Only runs of this suite; None for every suite with such a case.
+
+        Returns:
+            Per run: run_id, suite, label, started_at, target_key, model, passes, valid (pass +
+            fail), and repeats (repeat_idx, status, reason, output_text cut to 200 characters).
+        """
+        sql = (
+            "SELECT run_id, suite, label, started_at, target_key, model, repeat_idx, status, "
+            "reason, output_text FROM ledger WHERE case_id = ?"
+        )
+        params: tuple[str, ...] = (case_id,)
+        if suite is not None:
+            sql += " AND suite = ?"
+            params += (suite,)
+        sql += " ORDER BY started_at, run_id, repeat_idx"
+        runs: dict[str, Row] = {}
+        for row in self._db().execute(sql, params):
+            entry = runs.get(row["run_id"])
+            if entry is None:
+                entry = runs[row["run_id"]] = {
+                    "run_id": row["run_id"],
+                    "suite": row["suite"],
+                    "label": row["label"],
+                    "started_at": row["started_at"],
+                    "target_key": row["target_key"],
+                    "model": row["model"],
+                    "passes": 0,
+                    "valid": 0,
+                    "repeats": [],
+                }
+            entry["passes"] += row["status"] == "pass"
+            entry["valid"] += row["status"] in ("pass", "fail")
+            entry["model"] = entry["model"] or row["model"]
+            entry["repeats"].append(
+                {
+                    "repeat_idx": row["repeat_idx"],
+                    "status": row["status"],
+                    "reason": row["reason"],
+                    "output_text": _cut(row["output_text"]),
+                }
+            )
+        return list(runs.values())
+
+
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= _OUTPUT_CHARS:
+        return text
+    return text[: _OUTPUT_CHARS - 3] + "..."
+
+
+def _relative(store_root: Path, path: Path) -> str:
+    root = Path(store_root).absolute()
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        raise StoreError(f"{path} is not under the store root {root}") from None
+
+
+def _build(store: Store, target: Path) -> dict[str, int]:
+    """Write a complete ledger from the JSON files into a new file at `target`."""
+    # no WAL for a file nobody else opens yet: a clean close leaves the database alone
+    conn = _connect(target, wal=False)
+    try:
+        _ensure_schema(conn, target)
+        samples = [_read_sample(store.root, rel) for rel in _sample_files(store.root)]
+        runs = [store.load_run(suite, run_id) for suite, run_id in store.runs()]
+        links = [row for run in runs for row in _run_sample_rows(store, run)]
+        with _transaction(conn):
+            conn.executemany(_UPSERT_SAMPLE, [s for s in samples if s])
+            conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
+            conn.executemany(_UPSERT_RUN_SAMPLE, links)
+    finally:
+        conn.close()
+    return {"samples": len(samples), "runs": len(runs), "run_samples": len(links)}

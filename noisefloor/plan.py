@@ -1,0 +1,132 @@
+"""`noisefloor plan`: what a suite of M cases at N repeats can detect, and the N a change needs.
+
+Every figure is computed exactly (Fisher power, noncentral t), never read from a typed-in table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from noisefloor import stats
+from noisefloor.store import Store
+
+__all__ = ["CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
+
+#: The common changes the table covers: (label, baseline pass rate, candidate pass rate).
+CHANGES = [("0.9 -> 0.7", 0.9, 0.7), ("1.0 -> 0.6", 1.0, 0.6), ("1.0 -> 0.0", 1.0, 0.0)]
+#: Continuous shifts, in baseline standard deviations.
+SHIFTS = [1.0, 2.0]
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """N, M and the per-case threshold the plan uses, and where they came from."""
+
+    repeats: int
+    cases: int
+    alpha: float
+    threshold: float
+    source: str
+
+
+def plan_inputs(
+    suite_path: Path | None, repeats: int | None, cases: int | None, alpha: float, store: Store
+) -> PlanInputs:
+    """Take N and M from the flags, else the suite; the threshold from the suite's baseline.
+
+    With a baseline, the threshold is Tarone's alpha/K for an unchanged rerun of it (cases that
+    always pass cost nothing); without one it is Bonferroni's alpha/M, an upper bound.
+    """
+    source = "flags"
+    pmins: list[float] | None = None
+    if suite_path is not None:
+        from noisefloor.suite import load_suite
+
+        suite = load_suite(suite_path)
+        repeats = repeats or min(c.repeats for c in suite.cases)
+        cases = cases or len(suite.cases)
+        source = f"suite {suite.name}"
+        pointer = store.baseline(suite.name)
+        if pointer is not None:
+            pmins = _baseline_pmins(store, suite.name, pointer.run_id, repeats)
+            source += f", baseline {pointer.run_id}"
+    repeats = repeats or 5
+    cases = cases or 50
+    threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases
+    return PlanInputs(repeats, cases, alpha, threshold, source)
+
+
+def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list[float] | None:
+    """Smallest attainable p of each case's first pass/fail scorer, for a rerun like the baseline."""
+    from noisefloor.scoring import score_case
+
+    run = store.load_run(suite, run_id)
+    pmins = []
+    for case in run.cases:
+        if not case.scorers:
+            continue
+        sample_dir = store.abs(case.sample_dir)
+        paths = [store.sample_path(sample_dir, r) for r in range(case.repeats)]
+        if not all(p.exists() for p in paths):
+            return None
+        score = score_case(case.case_id, case.scorers[0], paths)
+        n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
+        k = sum(1 for r in score.repeats if r.status.value == "pass")
+        if n == 0:
+            continue
+        k_at_n = round(k / n * repeats)
+        pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
+    return pmins
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:5.1f}%"
+
+
+def plan_text(
+    *,
+    suite_path: Path | None,
+    repeats: int | None,
+    cases: int | None,
+    alpha: float,
+    power: float,
+    store: Store,
+) -> str:
+    """The plan as text: detectable drops at this N, power, and the N each change needs."""
+    inputs = plan_inputs(suite_path, repeats, cases, alpha, store)
+    n, thr = inputs.repeats, inputs.threshold
+    out = [
+        f"N = {n} repeats per side, M = {inputs.cases} cases, alpha = {alpha} family-wise ({inputs.source})",
+        f"per-case threshold alpha/K = {thr:.3g}"
+        + (
+            ""
+            if "baseline" in inputs.source
+            else " (K = M: every case assumed able to fail; Tarone's K on a "
+            "real baseline is usually smaller, see `plan SUITE`)"
+        ),
+        "",
+        "smallest detectable drop in pass rate at this N (observed baseline rate -> one-sided Fisher):",
+    ]
+    for k_b in sorted({n, round(0.9 * n), round(0.8 * n)}, reverse=True):
+        mde = stats.min_detectable_drop(k_b, n, n, thr)
+        shown = f"{mde:.2f}" if mde is not None else "none: no drop is detectable at this N"
+        out.append(f"  baseline {k_b}/{n}: {shown}")
+    out += ["", f"power at N = {n}, and repeats per side needed for {power:.0%} power:"]
+    for label, p_b, p_c in CHANGES:
+        got = stats.fisher_power(n, n, p_b, p_c, thr)
+        need = stats.repeats_needed(p_b, p_c, thr, power=power)
+        out.append(
+            f"  pass rate {label}: power {_pct(got)}, needs N = {need if need else 'more than 400'}"
+        )
+    for shift in SHIFTS:
+        got = stats.t_power(n, shift, thr) if n >= 2 else 0.0
+        need = stats.t_repeats_needed(shift, thr, power=power)
+        out.append(
+            f"  mean shift of {shift:g} sd: power {_pct(got)}, needs N = {need if need else 'more than 1000'}"
+        )
+    out += [
+        "",
+        "A case reported unchanged only shows no change larger than the detectable drop above.",
+    ]
+    return "\n".join(out) + "\n"

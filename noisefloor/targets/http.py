@@ -1,0 +1,540 @@
+"""The HTTP target: one OpenAI-compatible chat completion per sample, over one shared client.
+
+Endpoint failures are data: infrastructure errors are retried, then recorded as `error:infra`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import random
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+
+from noisefloor import __version__
+from noisefloor.errors import TargetConfigError
+from noisefloor.suite import HttpSpec
+from noisefloor.targets.base import CaseInput, Outcome, RawSample, decode_stream
+from noisefloor.targets.command import utc_now_iso
+from noisefloor.templating import check_value, render_value
+
+__all__ = [
+    "BACKOFF_BASE_S",
+    "BACKOFF_CAP_S",
+    "HttpTarget",
+    "backoff_delay",
+    "parse_retry_after",
+]
+
+#: First backoff ceiling; each further retry doubles it (full jitter draws below the ceiling).
+BACKOFF_BASE_S = 0.5
+#: The backoff ceiling never grows beyond this.
+BACKOFF_CAP_S = 30.0
+#: A `Retry-After` longer than this (e.g. a daily quota) ends the call instead of stalling the run.
+RETRY_AFTER_MAX_S = 300.0
+#: Characters of a response body kept when it is not JSON.
+EXCERPT_CHARS = 2000
+#: Characters of an error body quoted in the one-line error of a configuration problem.
+SHORT_EXCERPT_CHARS = 200
+#: Statuses that say "try again later" rather than "your request is wrong".
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+#: Finish reasons meaning the model ended its turn on purpose; anything else (`length`,
+#: `content_filter`, none at all) cuts the answer short.
+NORMAL_FINISH = frozenset({"stop", "tool_calls", "function_call"})
+_REDACTED = "[REDACTED]"
+
+
+def backoff_delay(
+    retry: int, *, base_s: float = BACKOFF_BASE_S, cap_s: float = BACKOFF_CAP_S
+) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2**retry)].
+
+    Args:
+        retry: The 0-based index of the retry about to be made.
+        base_s: Ceiling of the first retry's delay.
+        cap_s: Largest ceiling.
+
+    Returns:
+        Seconds to wait.
+    """
+    # min() before the power would overflow a float after ~1000 retries
+    ceiling = cap_s if retry >= 64 else min(cap_s, base_s * 2.0**retry)
+    return random.uniform(0.0, ceiling)
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Read a `Retry-After` header: delay seconds or an HTTP date.
+
+    Args:
+        value: The header value, or None when absent.
+        now: The current time for an HTTP date (default: now, UTC).
+
+    Returns:
+        Seconds to wait (never negative), or None when absent or unreadable.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        return max(seconds, 0.0) if seconds == seconds else None  # NaN is unreadable
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+class _Kind(enum.Enum):
+    """What an attempt means for the call."""
+
+    DONE = "done"
+    RETRY = "retry"
+    CONFIG = "config"
+
+
+@dataclass
+class _Attempt:
+    """What one HTTP attempt returned, already classified."""
+
+    kind: _Kind
+    latency_s: float
+    status: int | None = None
+    problem: str | None = None
+    """The failure in words, for the error and the retry log."""
+    raw: Any = None
+    """The parsed body, or an excerpt of its text when it is not JSON."""
+    retry_after: float | None = None
+    text: str = ""
+    finish_reason: Any = None
+    tool_calls: Any = None
+
+
+def _excerpt(content: bytes, limit: int = EXCERPT_CHARS) -> str:
+    text = content.decode("utf-8", errors="replace")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _short_error(raw: Any) -> str:
+    """One line saying what an error body says: its `error.message` when it has one."""
+    text: Any = raw
+    if isinstance(raw, dict):
+        error = raw.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            text = error["message"]
+        elif isinstance(error, str):
+            text = error
+        else:
+            text = orjson.dumps(raw).decode()
+    line = " ".join(str(text).split())
+    return line if len(line) <= SHORT_EXCERPT_CHARS else line[:SHORT_EXCERPT_CHARS] + "..."
+
+
+def _content_text(content: Any) -> str | None:
+    """The message content as text; None when its shape is not one the API defines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        # content parts: only text parts carry output text
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _scrub(obj: Any, secret: str) -> Any:
+    """Replace `secret` in every string of a JSON-like structure, keys included."""
+    if isinstance(obj, str):
+        return obj.replace(secret, _REDACTED)
+    if isinstance(obj, dict):
+        return {_scrub(k, secret): _scrub(v, secret) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_scrub(v, secret) for v in obj]
+    return obj
+
+
+class HttpTarget:
+    """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
+
+    All samples share one connection pool, a run-wide retry budget and a pause: a 429 seen by
+    any call holds back every call until the endpoint's requested delay has passed.
+    """
+
+    kind = "http"
+
+    def __init__(
+        self, http: HttpSpec, *, key: str, spec: dict[str, Any], api_key: str | None
+    ) -> None:
+        """Check the configuration; no connection is opened until `sample`.
+
+        Args:
+            http: The endpoint, model, generation settings and retry policy.
+            key: The target's version, computed by the caller.
+            spec: The comparable spec, computed by the caller.
+            api_key: Sent as a bearer token when given; never recorded.
+
+        Raises:
+            TargetConfigError: The URL or a message template cannot work.
+        """
+        where = "target.http"
+        parts = urlsplit(http.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise TargetConfigError(
+                f"base_url {http.base_url!r} is not an http(s) URL",
+                where=f"{where}.base_url",
+                hint="e.g. http://127.0.0.1:8080/v1 (`/chat/completions` is appended)",
+            )
+        if http.messages is not None:
+            if not http.messages:
+                raise TargetConfigError("messages is empty", where=f"{where}.messages")
+            check_value(http.messages, f"{where}.messages")
+        if http.system is not None:
+            check_value(http.system, f"{where}.system")
+        self.http = http
+        self.url = http.base_url.rstrip("/") + "/chat/completions"
+        self.host = parts.netloc
+        #: Backoff parameters; attributes so that a caller can shorten them.
+        self.backoff_base_s = BACKOFF_BASE_S
+        self.backoff_cap_s = BACKOFF_CAP_S
+        self._key = key
+        self._spec = spec
+        self._api_key = api_key or None
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"noisefloor/{__version__}",
+        }
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._calls_started = 0
+        self._retries_used = 0
+        # time.monotonic(), not the loop's clock, so the pause survives a new event loop
+        self._paused_until = 0.0
+
+    @property
+    def key(self) -> str:
+        """The target's version, as given by the caller."""
+        return self._key
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The comparable spec, as given by the caller."""
+        return self._spec
+
+    @property
+    def retry_budget(self) -> int:
+        """Retries the run may still make in total, spent ones included.
+
+        Without a configured budget: one retry per call started, plus one call's own
+        `max_retries` so that a failure on the very first call can still be retried in full.
+        """
+        if self.http.retry_budget is not None:
+            return self.http.retry_budget
+        return self._calls_started + self.http.max_retries
+
+    @property
+    def retries_used(self) -> int:
+        """Retries made so far by all calls together."""
+        return self._retries_used
+
+    async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
+        """Request one chat completion, retrying infrastructure errors.
+
+        Args:
+            case: The case whose input fills the messages.
+            repeat: The 0-based repeat index.
+            concurrency: How many calls the harness allows at once (recorded; sizes the pool).
+
+        Returns:
+            The sample; the endpoint's failures are its outcome, never an exception.
+        """
+        started_at = utc_now_iso()
+        self._calls_started += 1
+        client = self._ensure_client(concurrency)
+        messages = self._messages(case, repeat)
+        body = self._body(messages)
+        payload = orjson.dumps(body)
+        retries: list[dict[str, Any]] = []
+        paused_s = 0.0
+        attempts = 0
+        stop_note = ""
+        while True:
+            paused_s += await self._wait_for_pause()
+            attempts += 1
+            attempt = await self._attempt(client, payload)
+            if attempt.kind is not _Kind.RETRY:
+                break
+            wait, stop_note = self._next_wait(attempt, attempts)
+            if wait is None:
+                break
+            if attempt.status == 429:
+                # everyone backs off together: hammering a rate-limited endpoint only extends it
+                self._paused_until = max(self._paused_until, time.monotonic() + wait)
+            entry: dict[str, Any] = {"status": attempt.status} if attempt.status is not None else {}
+            if attempt.status is None or attempt.status < 300:
+                entry["error"] = attempt.problem
+            entry["waited_s"] = round(wait, 3)
+            retries.append(entry)
+            await asyncio.sleep(wait)
+        sample = self._result(
+            case,
+            repeat,
+            concurrency,
+            attempt,
+            attempts=attempts,
+            started_at=started_at,
+            body=body,
+            messages=messages,
+            retries=retries,
+            paused_s=paused_s,
+            stop_note=stop_note,
+        )
+        return sample
+
+    async def aclose(self) -> None:
+        """Close the shared client and its connections."""
+        client, self._client, self._client_loop = self._client, None, None
+        if client is not None:
+            await client.aclose()
+
+    # -- one call ----------------------------------------------------------------------------
+
+    def _ensure_client(self, concurrency: int) -> httpx.AsyncClient:
+        """The shared client, created in (and bound to) the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # The harness's semaphore is what bounds concurrency; the pool only keeps that many
+            # connections alive, so a caller exceeding `concurrency` never waits for a slot.
+            limits = httpx.Limits(
+                max_connections=None, max_keepalive_connections=max(1, concurrency)
+            )
+            self._client = httpx.AsyncClient(
+                limits=limits,
+                timeout=httpx.Timeout(self.http.timeout_s),
+                headers=self._headers,
+            )
+            self._client_loop = loop
+        return self._client
+
+    def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
+        values = {"input": case.input, "case_id": case.case_id, "repeat": str(repeat)}
+        if self.http.messages is not None:
+            rendered: list[Any] = render_value(self.http.messages, values)
+            return rendered
+        messages: list[Any] = []
+        if self.http.system is not None:
+            messages.append({"role": "system", "content": render_value(self.http.system, values)})
+        messages.append({"role": "user", "content": case.input})
+        return messages
+
+    def _body(self, messages: list[Any]) -> dict[str, Any]:
+        http = self.http
+        body: dict[str, Any] = {"model": http.model, "messages": messages}
+        optional = {
+            "temperature": http.temperature,
+            "seed": http.seed,
+            "max_tokens": http.max_tokens,
+            "response_format": http.response_format,
+        }
+        body.update({name: value for name, value in optional.items() if value is not None})
+        body.update(http.extra_body)
+        return body
+
+    async def _wait_for_pause(self) -> float:
+        """Sleep until the shared 429 pause is over; return the seconds slept."""
+        slept = 0.0
+        # a loop, because another call may extend the pause while this one sleeps
+        while (delay := self._paused_until - time.monotonic()) > 0:
+            await asyncio.sleep(delay)
+            slept += delay
+        return slept
+
+    async def _attempt(self, client: httpx.AsyncClient, payload: bytes) -> _Attempt:
+        """Send the request once and classify what came back."""
+        started = time.perf_counter()
+        try:
+            # httpx's timeouts bound each read; this bounds the whole attempt
+            async with asyncio.timeout(self.http.timeout_s):
+                response = await client.post(self.url, content=payload)
+        except (TimeoutError, httpx.TimeoutException):
+            return _Attempt(
+                _Kind.RETRY,
+                time.perf_counter() - started,
+                problem=f"timed out after {self.http.timeout_s:g} s",
+            )
+        except (httpx.HTTPError, OSError) as exc:
+            detail = " ".join(str(exc).split())
+            name = type(exc).__name__
+            return _Attempt(
+                _Kind.RETRY,
+                time.perf_counter() - started,
+                problem=f"{name}: {detail}" if detail else name,
+            )
+        latency = time.perf_counter() - started
+        status = response.status_code
+        content = response.content
+        try:
+            parsed: Any = orjson.loads(content)
+            is_json = True
+        except orjson.JSONDecodeError:
+            parsed, is_json = _excerpt(content), False
+        if 200 <= status < 300:
+            return self._classify_success(status, latency, parsed, is_json)
+        if status in RETRYABLE_STATUS or status >= 500:
+            return _Attempt(
+                _Kind.RETRY,
+                latency,
+                status=status,
+                problem=f"HTTP {status}",
+                raw=parsed,
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+            )
+        return _Attempt(
+            _Kind.CONFIG,
+            latency,
+            status=status,
+            problem=f"HTTP {status}: {_short_error(parsed)}",
+            raw=parsed,
+        )
+
+    @staticmethod
+    def _classify_success(status: int, latency: float, parsed: Any, is_json: bool) -> _Attempt:
+        """A 2xx: a completion, or (when its body is unusable) an infrastructure error."""
+        if not is_json:
+            problem = f"HTTP {status} with a body that is not JSON"
+            return _Attempt(_Kind.RETRY, latency, status=status, problem=problem, raw=parsed)
+        choice: Any = None
+        if (
+            isinstance(parsed, dict)
+            and isinstance(parsed.get("choices"), list)
+            and parsed["choices"]
+        ):
+            choice = parsed["choices"][0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        text = _content_text(message.get("content")) if isinstance(message, dict) else None
+        if not isinstance(choice, dict) or not isinstance(message, dict) or text is None:
+            # a proxy's error page or a half-written body: the endpoint, not the model, failed
+            problem = f"HTTP {status} without a usable choices[0].message"
+            return _Attempt(_Kind.RETRY, latency, status=status, problem=problem, raw=parsed)
+        return _Attempt(
+            _Kind.DONE,
+            latency,
+            status=status,
+            raw=parsed,
+            text=text,
+            finish_reason=choice.get("finish_reason"),
+            tool_calls=message.get("tool_calls"),
+        )
+
+    def _next_wait(self, attempt: _Attempt, attempts: int) -> tuple[float | None, str]:
+        """How long to wait before retrying, or None (and why, in words) when not retrying."""
+        if attempts > self.http.max_retries:
+            return None, ""
+        if attempt.retry_after is not None and attempt.retry_after > RETRY_AFTER_MAX_S:
+            return None, f" (Retry-After of {attempt.retry_after:g} s is too long to wait)"
+        if self._retries_used >= self.retry_budget:
+            return None, f" (the run's retry budget of {self.retry_budget} is spent)"
+        self._retries_used += 1
+        if attempt.retry_after is not None:
+            return attempt.retry_after, ""
+        return backoff_delay(attempts - 1, base_s=self.backoff_base_s, cap_s=self.backoff_cap_s), ""
+
+    # -- the sample --------------------------------------------------------------------------
+
+    def _result(
+        self,
+        case: CaseInput,
+        repeat: int,
+        concurrency: int,
+        attempt: _Attempt,
+        *,
+        attempts: int,
+        started_at: str,
+        body: dict[str, Any],
+        messages: list[Any],
+        retries: list[dict[str, Any]],
+        paused_s: float,
+        stop_note: str,
+    ) -> RawSample:
+        raw = attempt.raw
+        served = raw.get("model") if isinstance(raw, dict) else None
+        usage = raw.get("usage") if isinstance(raw, dict) else None
+        envelope: dict[str, Any] = {
+            "status": attempt.status,
+            "finish_reason": attempt.finish_reason,
+            "usage": usage,
+            "latency_ms": round(attempt.latency_s * 1000.0, 3),
+            "prompt_sha": _sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)),
+            "output_sha": None,
+            "raw": raw,
+            "requested_model": self.http.model,
+            "served_model": served,
+            "host": self.host,
+            "harness_version": __version__,
+            "retries": retries,
+            "paused_s": round(paused_s, 3),
+            "request": body,
+        }
+        output = ""
+        if attempt.kind is _Kind.DONE:
+            output = attempt.text
+            if attempt.tool_calls is not None:
+                envelope["tool_calls"] = attempt.tool_calls
+            finish = attempt.finish_reason
+            if finish in NORMAL_FINISH:
+                outcome, error = Outcome.OK, None
+            else:
+                outcome = Outcome.FINISH
+                error = f"finish:{'none' if finish is None else finish}"
+                envelope["error_class"] = "finish"
+        elif attempt.kind is _Kind.CONFIG:
+            outcome, error = Outcome.INFRA, f"config: {attempt.problem}"
+            envelope["error_class"] = "config"
+        else:
+            plural = "attempt" if attempts == 1 else "attempts"
+            outcome = Outcome.INFRA
+            error = f"infra: {attempt.problem} after {attempts} {plural}{stop_note}"
+            envelope["error_class"] = "infra"
+        if self._api_key:
+            # an endpoint may quote the key back (in an error, say): it must not reach a sample
+            envelope = _scrub(envelope, self._api_key)
+            error = _scrub(error, self._api_key)
+            output = _scrub(output, self._api_key)
+        if attempt.kind is _Kind.DONE:
+            envelope["output_sha"] = _sha256(output.encode("utf-8"))
+        return RawSample(
+            kind=self.kind,
+            case_id=case.case_id,
+            repeat=repeat,
+            outcome=outcome,
+            error=error,
+            output=decode_stream(output.encode("utf-8")),
+            wall_s=attempt.latency_s,
+            started_at=started_at,
+            concurrency=concurrency,
+            envelope=envelope,
+            attempts=attempts,
+        )

@@ -1,0 +1,377 @@
+"""The HTTP target against the loopback chat-completions stand-in in `tests/llm_server.py`.
+
+Backoff is shortened on every target so that retries cost milliseconds; the file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import socket
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+import pytest
+import yaml
+
+from noisefloor import __version__
+from noisefloor.errors import TargetConfigError
+from noisefloor.suite import HttpSpec, load_suite
+from noisefloor.targets import CaseInput, Outcome, RawSample, Target
+from noisefloor.targets.factory import build_target
+from noisefloor.targets.http import HttpTarget, backoff_delay, parse_retry_after
+from tests.llm_server import LlmServer
+
+T = TypeVar("T")
+KEY = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture
+def server() -> Iterator[LlmServer]:
+    with LlmServer() as running:
+        yield running
+
+
+def _target(base_url: str, api_key: str | None = None, **settings: Any) -> HttpTarget:
+    """A target for `base_url` with millisecond backoff; `settings` are HttpSpec fields."""
+    spec = HttpSpec.model_validate({"base_url": base_url, "model": "test-model", **settings})
+    target = HttpTarget(spec, key="k", spec={"host": "h", "model": spec.model}, api_key=api_key)
+    target.backoff_base_s = 0.005
+    return target
+
+
+def _drive(target: Target, make: Callable[[], Awaitable[T]]) -> T:
+    """Run `make()` on a fresh event loop, closing the target afterwards."""
+
+    async def go() -> T:
+        try:
+            return await make()
+        finally:
+            await target.aclose()
+
+    return asyncio.run(go())
+
+
+def _many(target: Target, inputs: list[str], concurrency: int | None = None) -> list[RawSample]:
+    """Sample every input at once, as the engine does with enough jobs."""
+    jobs = concurrency or len(inputs)
+
+    async def all_at_once() -> list[RawSample]:
+        calls = [
+            target.sample(CaseInput(case_id=f"c{i}", input=text), 0, jobs)
+            for i, text in enumerate(inputs)
+        ]
+        return list(await asyncio.gather(*calls))
+
+    return _drive(target, all_at_once)
+
+
+def _one(target: Target, text: str, repeat: int = 0) -> RawSample:
+    return _drive(target, lambda: target.sample(CaseInput(case_id="c1", input=text), repeat, 1))
+
+
+# -- answers and the envelope ----------------------------------------------------------------
+
+
+def test_answer_and_envelope(server: LlmServer) -> None:
+    target = _target(server.base_url, temperature=0.0, seed=7, max_tokens=64)
+    sample = _one(target, "capital of France? Paris")
+
+    assert sample.outcome is Outcome.OK and sample.error is None
+    assert sample.kind == "http" and sample.case_id == "c1" and sample.attempts == 1
+    assert orjson.loads(sample.output.text) == {"answer": "Paris"}
+    assert sample.started_at.endswith("Z") and 0 < sample.wall_s < 5
+    env = sample.envelope
+    assert env is not None
+    messages = [{"role": "user", "content": "capital of France? Paris"}]
+    assert env["request"] == {
+        "model": "test-model",
+        "messages": messages,
+        "temperature": 0.0,
+        "seed": 7,
+        "max_tokens": 64,
+    }
+    canonical = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+    assert env["prompt_sha"] == hashlib.sha256(canonical).hexdigest()
+    assert env["output_sha"] == hashlib.sha256(sample.output.text.encode()).hexdigest()
+    assert env["status"] == 200 and env["finish_reason"] == "stop"
+    assert env["usage"]["total_tokens"] == env["usage"]["prompt_tokens"] + 2
+    assert env["raw"]["choices"][0]["message"]["content"] == sample.output.text
+    assert env["requested_model"] == env["served_model"] == "test-model"
+    assert env["host"] == server.base_url.split("/")[2]
+    assert env["harness_version"] == __version__
+    assert env["retries"] == [] and "error_class" not in env
+    assert env["latency_ms"] == pytest.approx(sample.wall_s * 1000, abs=0.01)
+    orjson.dumps(sample.model_dump(mode="json"))  # the whole sample is JSON-able
+
+    (request,) = server.requests
+    assert request["path"] == "/v1/chat/completions"
+    assert request["body"] == env["request"]
+    assert "authorization" not in request["headers"]
+
+
+def test_unset_settings_are_not_sent_and_extra_body_wins(server: LlmServer) -> None:
+    extra = {"top_p": 0.5, "seed": 99, "stop": ["\n\n"]}
+    target = _target(
+        server.base_url + "/", response_format={"type": "json_object"}, extra_body=extra
+    )
+    assert _one(target, "hello").outcome is Outcome.OK
+    (request,) = server.requests
+    assert request["path"] == "/v1/chat/completions"  # the trailing slash is not doubled
+    assert request["body"] == {
+        "model": "test-model",
+        "messages": [{"role": "user", "content": "hello"}],
+        "response_format": {"type": "json_object"},
+        "top_p": 0.5,
+        "seed": 99,
+        "stop": ["\n\n"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("marker", "check"),
+    [
+        ("[fenced]", lambda text: text.startswith("```json\n") and '"answer"' in text),
+        ("[pass:1/1]", lambda text: text == "PASS"),
+        ("[pass:0/1]", lambda text: text == "FAIL"),
+    ],
+)
+def test_scripted_contents(server: LlmServer, marker: str, check: Callable[[str], bool]) -> None:
+    sample = _one(_target(server.base_url), f"{marker} give an answer")
+    assert sample.outcome is Outcome.OK and check(sample.output.text)
+
+
+def test_sampled_answers_vary_and_pass_ratio_is_exact(server: LlmServer) -> None:
+    target = _target(server.base_url)
+    varied = _many(target, ["[sample] where?"] * 8)
+    assert len({s.output.text for s in varied}) > 1
+    scripted = _many(target, ["[pass:2/3] grade me"] * 9)
+    assert sorted(s.output.text for s in scripted).count("PASS") == 6
+
+
+def test_templated_messages_with_system_prompt(server: LlmServer) -> None:
+    template = [
+        {"role": "system", "content": "Be terse. Case {{case_id}}."},
+        {"role": "user", "content": [{"type": "text", "text": "{{input}} (try {{repeat}})"}]},
+    ]
+    sample = _one(_target(server.base_url, messages=template), "what is {{input}}?", repeat=3)
+    assert sample.outcome is Outcome.OK
+    assert server.requests[0]["body"]["messages"] == [
+        {"role": "system", "content": "Be terse. Case c1."},
+        # rendering is one pass: a placeholder inside the input stays as it is
+        {"role": "user", "content": [{"type": "text", "text": "what is {{input}}? (try 3)"}]},
+    ]
+
+
+def test_system_setting_precedes_the_user_message(server: LlmServer) -> None:
+    _one(_target(server.base_url, system="You answer in JSON."), "hi")
+    assert server.requests[0]["body"]["messages"] == [
+        {"role": "system", "content": "You answer in JSON."},
+        {"role": "user", "content": "hi"},
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"messages": [{"role": "user", "content": "{{inptu}}"}]},
+        {"messages": [{"role": "user", "content": "{input}}"}]},
+        {"messages": []},
+        {"system": "case {{case}}"},
+        {"base_url": "127.0.0.1:8080/v1"},
+    ],
+)
+def test_bad_configuration_is_rejected_at_construction(settings: dict[str, Any]) -> None:
+    with pytest.raises(TargetConfigError):
+        _target(settings.pop("base_url", "http://127.0.0.1:1/v1"), **settings)
+
+
+def test_served_model_differing_from_requested_is_recorded() -> None:
+    with LlmServer(served_model="test-model-2024-06-01") as server:
+        sample = _one(_target(server.base_url), "hi")
+    assert sample.envelope is not None
+    assert sample.envelope["requested_model"] == "test-model"
+    assert sample.envelope["served_model"] == "test-model-2024-06-01"
+
+
+def test_tool_calls_are_empty_text_and_kept(server: LlmServer) -> None:
+    sample = _one(_target(server.base_url), "[tools] weather Paris")
+    assert sample.outcome is Outcome.OK and sample.output.text == ""
+    assert sample.envelope is not None
+    assert sample.envelope["tool_calls"][0]["function"]["name"] == "lookup"
+
+
+def test_length_is_a_finish_failure_with_the_text_kept(server: LlmServer) -> None:
+    sample = _one(_target(server.base_url), "[length] a long answer please")
+    assert sample.outcome is Outcome.FINISH and sample.outcome.is_target_error
+    assert sample.error == "finish:length" and sample.attempts == 1
+    assert sample.output.text and sample.envelope is not None
+    assert sample.envelope["finish_reason"] == "length"
+    assert sample.envelope["error_class"] == "finish"
+
+
+# -- infrastructure errors -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("marker", "status"), [("[429:2]", 429), ("[500:2]", 500)])
+def test_transient_errors_are_retried(server: LlmServer, marker: str, status: int) -> None:
+    sample = _one(_target(server.base_url), f"{marker} hello")
+    assert sample.outcome is Outcome.OK and sample.attempts == 3
+    assert len(server.requests) == 3
+    assert sample.envelope is not None
+    assert [r["status"] for r in sample.envelope["retries"]] == [status, status]
+    assert sample.envelope["status"] == 200
+
+
+def test_retry_after_is_honoured() -> None:
+    with LlmServer(retry_after="0.3") as server:
+        sample = _one(_target(server.base_url), "[429:1] hello")
+        first, second = server.requests
+    assert sample.outcome is Outcome.OK and sample.attempts == 2
+    assert second["at"] - first["at"] >= 0.3
+    assert sample.envelope is not None
+    assert sample.envelope["retries"] == [{"status": 429, "waited_s": 0.3}]
+
+
+def test_parse_retry_after() -> None:
+    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+    assert parse_retry_after("2") == 2.0
+    assert parse_retry_after(" 0.5 ") == 0.5
+    assert parse_retry_after("-3") == 0.0
+    assert parse_retry_after(format_datetime(now + timedelta(seconds=7), usegmt=True), now) == 7.0
+    assert parse_retry_after(format_datetime(now - timedelta(hours=1), usegmt=True), now) == 0.0
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
+
+
+def test_backoff_is_full_jitter_below_a_capped_doubling_ceiling() -> None:
+    for retry, ceiling in [(0, 0.5), (1, 1.0), (3, 4.0), (10, 30.0), (5000, 30.0)]:
+        delays = [backoff_delay(retry) for _ in range(200)]
+        assert all(0 <= d <= ceiling for d in delays)
+        assert max(delays) > ceiling / 2
+
+
+def test_exhausted_retries_are_infra_never_a_model_failure(server: LlmServer) -> None:
+    sample = _one(_target(server.base_url, max_retries=2), "[500:99] hello")
+    assert sample.outcome is Outcome.INFRA and not sample.outcome.is_target_error
+    assert sample.error == "infra: HTTP 500 after 3 attempts"
+    assert sample.attempts == 3 and len(server.requests) == 3
+    assert sample.envelope is not None
+    assert sample.envelope["error_class"] == "infra"
+    assert sample.envelope["raw"] == {"error": {"message": "scripted failure", "code": 500}}
+
+
+def test_malformed_body_is_retried_then_infra(server: LlmServer) -> None:
+    sample = _one(_target(server.base_url, max_retries=2), "[malformed] hello")
+    assert sample.outcome is Outcome.INFRA and sample.attempts == 3
+    assert sample.error == "infra: HTTP 200 with a body that is not JSON after 3 attempts"
+    assert sample.envelope is not None
+    assert sample.envelope["raw"] == "<html>upstream hiccup</html>"
+    assert sample.envelope["retries"][0]["status"] == 200
+
+
+def test_connection_refused_is_infra() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sample = _one(_target(f"http://127.0.0.1:{port}/v1", max_retries=1), "hello")
+    assert sample.outcome is Outcome.INFRA and sample.attempts == 2
+    assert sample.error is not None and sample.error.startswith("infra: ConnectError")
+    assert sample.envelope is not None and sample.envelope["status"] is None
+
+
+def test_timeout_is_per_attempt_and_infra(server: LlmServer) -> None:
+    started = time.perf_counter()
+    sample = _one(_target(server.base_url, timeout_s=0.2, max_retries=1), "[slow:1] hello")
+    assert time.perf_counter() - started < 0.9
+    assert sample.outcome is Outcome.INFRA and sample.attempts == 2
+    assert sample.error == "infra: timed out after 0.2 s after 2 attempts"
+
+
+def test_client_errors_are_configuration_problems_without_retry(server: LlmServer) -> None:
+    sample = _one(_target(server.base_url), "[status:404] hello")
+    assert sample.outcome is Outcome.INFRA and sample.attempts == 1
+    assert sample.error is not None and sample.error.startswith("config: HTTP 404: scripted")
+    assert sample.envelope is not None and sample.envelope["error_class"] == "config"
+    assert len(server.requests) == 1
+
+
+def test_the_run_wide_retry_budget_is_shared(server: LlmServer) -> None:
+    target = _target(server.base_url, retry_budget=1)
+    first = _one(target, "[500:1] one")
+    second = _one(target, "[500:1] two")
+    assert first.outcome is Outcome.OK and first.attempts == 2
+    assert second.outcome is Outcome.INFRA and second.attempts == 1
+    assert second.error == "infra: HTTP 500 after 1 attempt (the run's retry budget of 1 is spent)"
+    assert target.retries_used == 1
+
+
+def test_default_budget_lets_the_first_call_retry_in_full(server: LlmServer) -> None:
+    sample = _one(_target(server.base_url, max_retries=4), "[500:4] hello")
+    assert sample.outcome is Outcome.OK and sample.attempts == 5
+
+
+# -- the key, concurrency, the shared pause --------------------------------------------------
+
+
+def _suite_target(tmp_path: Path, base_url: str) -> Target:
+    """The target built from a suite file, the key taken from the environment as in a run."""
+    suite = {
+        "name": "http-key",
+        "target": {"http": {"base_url": base_url, "model": "m", "api_key_env": "NF_TEST_KEY"}},
+        "cases": [{"id": "c1", "input": "hello", "scorers": ["json_valid"]}],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+    return build_target(load_suite(path)).target
+
+
+def test_api_key_is_sent_and_never_recorded(
+    server: LlmServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NF_TEST_KEY", KEY)
+    target = _suite_target(tmp_path, server.base_url)
+    # the stand-in quotes the credential back in its error body, as some servers do
+    samples = _many(target, ["hello", "[status:401] hello", "[500:9] hello"])
+    assert [s.outcome for s in samples] == [Outcome.OK, Outcome.INFRA, Outcome.INFRA]
+    assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in server.requests)
+    for sample in samples:
+        assert KEY not in sample.model_dump_json()
+    assert samples[1].error is not None and samples[1].error.startswith("config: HTTP 401: ")
+    assert "[REDACTED]" in samples[1].error
+
+
+def test_concurrent_calls_overlap(server: LlmServer) -> None:
+    target = _target(server.base_url)
+    started = time.perf_counter()
+    samples = _many(target, [f"[slow:0.2] question {i}" for i in range(20)])
+    elapsed = time.perf_counter() - started
+    assert all(s.outcome is Outcome.OK and s.concurrency == 20 for s in samples)
+    assert elapsed < 1.5, f"20 calls of 0.2 s took {elapsed:.2f} s: they did not overlap"
+
+
+def test_a_429_pauses_every_call() -> None:
+    with LlmServer(retry_after="0.5") as server:
+        target = _target(server.base_url)
+
+        async def staggered() -> list[RawSample]:
+            limited = asyncio.ensure_future(
+                target.sample(CaseInput(case_id="a", input="[429:1] first"), 0, 2)
+            )
+            await asyncio.sleep(0.15)  # the 429 has arrived by now
+            other = await target.sample(CaseInput(case_id="b", input="second"), 0, 2)
+            return [await limited, other]
+
+        limited, other = _drive(target, staggered)
+        arrivals = {r["body"]["messages"][-1]["content"]: r["at"] for r in server.requests}
+        first_at = server.requests[0]["at"]
+    assert limited.outcome is Outcome.OK and other.outcome is Outcome.OK
+    assert other.attempts == 1 and limited.attempts == 2
+    # the second call never got a 429 itself, yet waited out the first call's pause
+    assert arrivals["second"] - first_at >= 0.45
+    assert other.envelope is not None and other.envelope["paused_s"] >= 0.25
