@@ -504,12 +504,14 @@ class Ledger:
             raise
 
     def _open(self) -> sqlite3.Connection:
-        conn = _connect(self.path)
+        conn: sqlite3.Connection | None = None
         try:
+            conn = _connect(self.path)
             self.recreated = _ensure_schema(conn, self.path) or self.recreated
             return conn
         except sqlite3.DatabaseError as exc:
-            conn.close()
+            if conn is not None:
+                conn.close()
             if isinstance(exc, sqlite3.OperationalError) or not _is_corrupt(exc):
                 raise
         # a corrupt index costs nothing to drop: the JSON files rebuild it

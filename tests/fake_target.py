@@ -50,14 +50,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main() -> int:
-    """Behave as the flags say; returns the exit status."""
+    """Behave as the flags say; returns the exit status.
+
+    A call is logged once its output is written, so a call whose reader died (the harness was
+    killed) fails on the closed pipe and is not counted as completed.
+    """
     # Unknown arguments (e.g. a question starting with '-') are tolerated, never fatal.
     args, extra = _parser().parse_known_args()
     question = args.question or (extra[0] if extra else "")
+    code = _behave(args, question)
+    sys.stdout.flush()
     if args.log_calls:
         fd = os.open(args.log_calls, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.write(fd, f"{os.getpid()} {args.repeat} {question}\n".encode())
         os.close(fd)
+    return code
+
+
+def _behave(args: argparse.Namespace, question: str) -> int:
+    """Write the output (or misbehave) as asked; returns the exit status."""
     if args.stderr:
         print(args.stderr, file=sys.stderr, flush=True)
     pids = [os.getpid()]

@@ -194,7 +194,10 @@ class LlmServer:
         self._server = _Server(
             delay_s=self.delay_s, served_model=self.served_model, retry_after=self.retry_after
         )
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # a short poll interval, so that leaving the `with` block takes milliseconds
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 

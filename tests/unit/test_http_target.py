@@ -328,7 +328,10 @@ def _suite_target(tmp_path: Path, base_url: str) -> Target:
     }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(suite), encoding="utf-8")
-    return build_target(load_suite(path)).target
+    target = build_target(load_suite(path)).target
+    assert isinstance(target, HttpTarget)
+    target.backoff_base_s = 0.005
+    return target
 
 
 def test_api_key_is_sent_and_never_recorded(

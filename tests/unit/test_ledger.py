@@ -180,12 +180,9 @@ def built(tmp_path: Path) -> tuple[Fixture, RunRecord, RunRecord]:
         ],
         ["0:json_valid", "1:contains"],
     )
-    fx.score(capital, "0:json_valid", [(OK, ""), (FAIL, "not_json"), (TERR, "x")])
-    fx.score(
-        capital,
-        "1:contains",
-        [(OK, ""), (FAIL, "missing:Paris"), (TERR, "error:finish: finish:length")],
-    )
+    truncated = "error:finish: finish:length"
+    fx.score(capital, "0:json_valid", [(OK, ""), (FAIL, "not_json"), (TERR, truncated)])
+    fx.score(capital, "1:contains", [(OK, ""), (FAIL, "missing:Paris"), (TERR, truncated)])
     invoice = fx.case(
         "invoice",
         [
@@ -481,3 +478,35 @@ def test_a_lock_that_escapes_the_busy_timeout_is_retried(
         assert calls["n"] == 3
         count = ledger._db().execute("SELECT count(*) FROM samples").fetchone()[0]
     assert count == 1
+
+
+def test_statuses_from_score_files_the_engine_wrote(tmp_path: Path) -> None:
+    from noisefloor.engine import band_tasks, run_tasks
+    from noisefloor.scorers import REGISTRY
+
+    fx = Fixture(tmp_path / "store")
+    case = fx.case(
+        "capital",
+        [
+            _http("capital", 0, "Paris"),
+            _http("capital", 1, "London"),
+            _http("capital", 2, "Par", outcome=Outcome.FINISH, error="finish:length"),
+        ],
+        [],
+    )
+    built_scorer = REGISTRY.build("contains", {"needle": "Paris"})
+    use = ScorerUse(
+        label="0:contains",
+        name="contains",
+        params=built_scorer.spec.params,
+        impl_hash=built_scorer.spec.impl_hash,
+    )
+    case = case.model_copy(update={"scorers": [use]})
+    run = fx.run("20250103T000000-demo", [case])
+    run_tasks(fx.store, band_tasks(fx.store, SUITE, run.cases, {}).tasks)
+    with Ledger(ledger_path(fx.root)) as ledger:
+        ledger.index_run(fx.root, run)
+        got = [(r["status"], r["reason"]) for r in ledger.ledger_rows()]
+    assert got[0] == ("pass", "ok")
+    assert got[1][0] == "fail" and got[1][1].startswith("0:contains: ")
+    assert got[2] == ("fail", "error:finish: finish:length")

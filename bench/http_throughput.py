@@ -1,0 +1,127 @@
+"""Throughput of a whole `noisefloor run` against the loopback chat-completions stand-in.
+
+1,000 requests (200 cases x 5 repeats) answered after 0.1 s each, at `--jobs 50`: ideally 2.0 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+# the stand-in server lives with the tests; import it from the repository, not a copy
+sys.path.insert(0, str(ROOT))
+
+from tests.llm_server import LlmServer  # noqa: E402
+
+__all__ = ["main"]
+
+CASES = 200
+REPEATS = 5
+DELAY_S = 0.1
+JOBS = 50
+
+
+def write_suite(directory: Path, base_url: str) -> Path:
+    """Write the benchmark suite: distinct inputs, a cheap scorer, no retries expected.
+
+    Args:
+        directory: Where the suite file goes.
+        base_url: The stand-in server's base URL.
+
+    Returns:
+        The suite file's path.
+    """
+    suite = {
+        "name": "http-throughput",
+        "target": {"http": {"base_url": base_url, "model": "bench-model", "temperature": 0.0}},
+        "defaults": {
+            "repeats": REPEATS,
+            "scorers": [{"type": "must_include", "all": ["answer"]}],
+        },
+        "cases": [{"id": f"case-{i:03d}", "input": f"question {i}: word{i}"} for i in range(CASES)],
+    }
+    path = directory / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def one_round(base_url: str) -> tuple[float, list[str]]:
+    """Run the CLI once in a subprocess on a fresh store; return its wall time and any problems.
+
+    Args:
+        base_url: The stand-in server's base URL.
+
+    Returns:
+        Seconds the whole process took, and what went wrong (empty when the run was clean).
+    """
+    with tempfile.TemporaryDirectory(prefix="nf-bench-") as tmp:
+        work = Path(tmp)
+        suite = write_suite(work, base_url)
+        argv = [sys.executable, "-m", "noisefloor", "--root", str(work / "store"), "run"]
+        argv += [str(suite), "--jobs", str(JOBS), "--format", "json"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NOISEFLOOR_")}
+        started = time.perf_counter()
+        proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
+        elapsed = time.perf_counter() - started
+    problems: list[str] = []
+    if proc.returncode != 0:
+        problems.append(f"exit status {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+        return elapsed, problems
+    try:
+        summary = json.loads(proc.stdout)
+    except ValueError:
+        return elapsed, [f"stdout is not the JSON summary: {proc.stdout[:500]!r}"]
+    outcomes: dict[str, int] = {}
+    for case in summary.get("cases", []):
+        for outcome, count in case["outcomes"].items():
+            outcomes[outcome] = outcomes.get(outcome, 0) + count
+    if outcomes != {"ok": CASES * REPEATS}:
+        problems.append(f"outcomes {outcomes}, expected ok x{CASES * REPEATS}")
+    if summary.get("calls") != CASES * REPEATS:
+        problems.append(f"{summary.get('calls')} calls made, expected {CASES * REPEATS}")
+    return elapsed, problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time `--rounds` runs and print the median against the ideal.
+
+    Args:
+        argv: Command-line arguments (default: `sys.argv[1:]`).
+
+    Returns:
+        0 when every round ran cleanly, else 1.
+    """
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, median reported (3)")
+    args = parser.parse_args(argv)
+    ideal = CASES * REPEATS * DELAY_S / JOBS
+    times: list[float] = []
+    with LlmServer(delay_s=DELAY_S) as server:
+        for number in range(1, args.rounds + 1):
+            elapsed, problems = one_round(server.base_url)
+            times.append(elapsed)
+            print(f"round {number}: {elapsed:.2f} s ({len(server.requests)} requests so far)")
+            if problems:
+                for problem in problems:
+                    print(f"  FAILED: {problem}", file=sys.stderr)
+                return 1
+    median = statistics.median(times)
+    print(
+        f"{CASES * REPEATS} requests, {DELAY_S:g} s each, --jobs {JOBS}: "
+        f"median {median:.2f} s, ideal {ideal:.2f} s, ratio {median / ideal:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
