@@ -1,10 +1,54 @@
 """noisefloor: a regression gate for programs that don't give the same answer twice.
 
-The public API is the list below; everything else is private to its module.
+The public API is `__all__`; names load on first use so that `import noisefloor` stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "BaselineMissing": "noisefloor.errors",
+    "CommandTarget": "noisefloor.targets.command",
+    "ExitCode": "noisefloor.errors",
+    "FunctionTarget": "noisefloor.targets.function",
+    "NoisefloorError": "noisefloor.errors",
+    "REGISTRY": "noisefloor.scorers",
+    "RawSample": "noisefloor.targets.base",
+    "ReadOnlyStore": "noisefloor.store",
+    "RuleName": "noisefloor.verdict",
+    "RuleSettings": "noisefloor.verdict",
+    "RunOptions": "noisefloor.gate",
+    "ScoreInput": "noisefloor.scorers",
+    "ScoreResult": "noisefloor.scorers",
+    "Store": "noisefloor.store",
+    "Suite": "noisefloor.suite",
+    "SuiteError": "noisefloor.errors",
+    "Target": "noisefloor.targets.base",
+    "Verdict": "noisefloor.verdict",
+    "check_suite": "noisefloor.gate",
+    "compare_runs": "noisefloor.gate",
+    "diff_runs": "noisefloor.gate",
+    "load_suite": "noisefloor.suite",
+    "rescore_run": "noisefloor.gate",
+    "run_suite": "noisefloor.gate",
+    "scorer": "noisefloor.scorers",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'noisefloor' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

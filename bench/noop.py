@@ -1,0 +1,43 @@
+"""A no-op check: every sample cached, nothing changed, on a generated suite of 2,000 cases x
+5 repeats. Prints the no-op time and its ratio to the cold run that took the samples.
+
+Usage: python bench/noop.py [--cases 2000] [--repeats 5] [--rounds 3]. Target: under 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import median, noisefloor, write_suite  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    echo = shutil.which("echo") or "/bin/echo"
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        suite = write_suite(work, "noop", [echo, "{{input}}"], args.cases, args.repeats, jsonl=True)
+        root = work / "store"
+        cold = noisefloor("--root", root, "check", suite, "--jobs", "2")
+        first = noisefloor("--root", root, "check", suite)  # builds the derived files once
+        noop = [noisefloor("--root", root, "check", suite) for _ in range(args.rounds)]
+    m = median(noop)
+    print(f"{args.cases} cases x {args.repeats} repeats, every sample cached")
+    print(f"  cold check (adopts; {args.cases * args.repeats} target calls, --jobs 2): {cold:.2f} s")
+    print(f"  first comparison (builds verdicts): {first:.2f} s")
+    print(f"  no-op check, median of {args.rounds}: {m:.2f} s  (target < 5 s)")
+    print(f"  ratio no-op / cold: {m / cold:.3f}")
+
+
+if __name__ == "__main__":
+    main()

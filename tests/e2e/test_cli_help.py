@@ -1,0 +1,67 @@
+"""The command line documents itself: every command and every flag has help text, and usage
+errors exit 3 (never 2, which means "broken")."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from noisefloor.cli import build_parser
+
+
+def _walk(parser: argparse.ArgumentParser, path: str = "noisefloor"):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _walk(sub, f"{path} {name}")
+
+
+def test_every_flag_has_help_text():
+    missing = []
+    for path, parser in _walk(build_parser()):
+        for action in parser._actions:
+            if action.help in (None, "") and not isinstance(action, argparse._SubParsersAction):
+                missing.append(f"{path}: {action.dest}")
+    assert missing == []
+
+
+@pytest.mark.parametrize("args", [["run", "s.yaml", "--bogus"], ["check"], ["diff", "--alpha", "2"],
+                                  ["check", "s.yaml", "--jobs", "0"], ["nope"], []])
+def test_usage_errors_exit_3(cli, args):
+    assert cli(*args).code == 3
+
+
+def test_root_works_before_and_after_the_command(cli, tmp_path):
+    before = cli("--root", tmp_path / "a", "baseline", "show")
+    after = cli("baseline", "show", "--root", tmp_path / "b")
+    assert before.code == after.code == 3
+    assert str(tmp_path / "a") in before.err and str(tmp_path / "b") in after.err
+
+
+def test_scorers_and_schema_list_every_scorer(cli):
+    from noisefloor.scorers import REGISTRY
+
+    table = cli("scorers").out
+    schema = cli("schema").out
+    for name in REGISTRY.names():
+        assert name in table and name in schema
+
+
+def test_version(cli, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--version"])
+    assert "noisefloor 0.1.0" in capsys.readouterr().out
+
+
+def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
+    import noisefloor.cli as cli_module
+
+    def boom(args):
+        raise RuntimeError("something broke inside")
+
+    monkeypatch.setitem(cli_module.COMMANDS, "scorers", boom)
+    result = cli("scorers")
+    assert result.code == 3
+    assert result.err.strip() == "error: internal error: RuntimeError: something broke inside (run with --debug for the traceback)"
