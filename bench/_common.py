@@ -31,20 +31,40 @@ def median(values: list[float]) -> float:
 def noisefloor(*args: str | Path, check: bool = True) -> float:
     """Run the real CLI in a fresh process; return its wall time (start-up included)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "noisefloor", *map(str, args)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "noisefloor", *map(str, args)], capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - start
     if check and proc.returncode != 0:
-        raise SystemExit(f"noisefloor {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+        raise SystemExit(
+            f"noisefloor {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr[-2000:]}"
+        )
     return elapsed
 
 
-def write_suite(directory: Path, name: str, command: list[str], cases: int, repeats: int,
-                scorers: list[object] | None = None, jsonl: bool = False) -> Path:
+def write_suite(
+    directory: Path,
+    name: str,
+    command: list[str],
+    cases: int,
+    repeats: int,
+    scorers: list[object] | None = None,
+    jsonl: bool = False,
+) -> Path:
     """A generated suite of `cases` cases; with `jsonl`, the cases go to a cases file."""
-    rows = [{"id": f"case-{i:05d}", "input": f"input {i}", "scorers": scorers or [{"type": "contains", "needle": "input"}]}
-            for i in range(cases)]
-    suite: dict[str, object] = {"name": name, "target": {"command": command, "timeout_s": 30},
-                                "defaults": {"repeats": repeats}}
+    rows = [
+        {
+            "id": f"case-{i:05d}",
+            "input": f"input {i}",
+            "scorers": scorers or [{"type": "contains", "needle": "input"}],
+        }
+        for i in range(cases)
+    ]
+    suite: dict[str, object] = {
+        "name": name,
+        "target": {"command": command, "timeout_s": 30},
+        "defaults": {"repeats": repeats},
+    }
     if jsonl:
         import orjson
 

@@ -33,7 +33,9 @@ def main() -> None:
         noop = [noisefloor("--root", root, "check", suite) for _ in range(args.rounds)]
     m = median(noop)
     print(f"{args.cases} cases x {args.repeats} repeats, every sample cached")
-    print(f"  cold check (adopts; {args.cases * args.repeats} target calls, --jobs 2): {cold:.2f} s")
+    print(
+        f"  cold check (adopts; {args.cases * args.repeats} target calls, --jobs 2): {cold:.2f} s"
+    )
     print(f"  first comparison (builds verdicts): {first:.2f} s")
     print(f"  no-op check, median of {args.rounds}: {m:.2f} s  (target < 5 s)")
     print(f"  ratio no-op / cold: {m / cold:.3f}")

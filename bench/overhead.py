@@ -42,7 +42,9 @@ def main() -> None:
             root = work / f"store{round_}"
             harness.append(noisefloor("--root", root, "run", suite, "--jobs", str(args.jobs)))
     h, b = median(harness), median(bare)
-    print(f"{CASES} cases x {REPEATS} repeats of `echo`, --jobs {args.jobs}, {args.rounds} rounds (medians)")
+    print(
+        f"{CASES} cases x {REPEATS} repeats of `echo`, --jobs {args.jobs}, {args.rounds} rounds (medians)"
+    )
     print(f"  bare subprocess.run loop: {b:.3f} s  ({1000 * b / len(argvs):.2f} ms per launch)")
     print(f"  noisefloor run (whole process, start-up and scoring included): {h:.3f} s")
     print(f"  ratio: {h / b:.2f}x  (target <= 1.5x)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +20,7 @@ from typing import Any
 from noisefloor.errors import NoisefloorError, StoreError
 from noisefloor.records import CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
-from noisefloor.scoring import band_case, read_sample, score_case, scorer_config
+from noisefloor.scoring import band_case, score_case, scorer_config
 from noisefloor.store import Store, short_hash
 from noisefloor.verdict import RuleSettings
 
@@ -29,6 +30,7 @@ __all__ = [
     "SideBands",
     "band_tasks",
     "comparison_tasks",
+    "missing_samples",
     "run_tasks",
     "sset_id",
 ]
@@ -66,6 +68,11 @@ def sset_id(case: CaseRecord) -> str:
     return f"{target_key}-{epoch}-{case_key}-n{case.repeats}"
 
 
+def missing_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Path]:
+    """Sample files a run names that are not on disk (a stat per file, no doit)."""
+    return [p for case in cases for p in _sample_paths(store, case) if not p.exists()]
+
+
 def _sample_paths(store: Store, case: CaseRecord) -> list[Path]:
     sample_dir = store.abs(case.sample_dir)
     return [store.sample_path(sample_dir, r) for r in range(case.repeats)]
@@ -78,18 +85,16 @@ def _label_file(label: str) -> str:
 # -- task actions (module level: they must stay plain, picklable callables) -----------------
 
 
-def _score_action(store: Store, case_id: str, use: ScorerUse, paths: list[Path], out: Path) -> bool:
-    store.write_bytes(out, _dump(score_case(case_id, use, paths)), durable=False)
+def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> bool:
+    paths = _sample_paths(store, case)
+    store.write_bytes(Path(out), _dump(score_case(case.case_id, use, paths)), durable=False)
     return True
 
 
-def _band_action(
-    store: Store, case: CaseRecord, score_paths: list[Path], sample_paths: list[Path], out: Path
-) -> bool:
-    samples = [read_sample(p) for p in sample_paths]
-    scores = [store.read_model(p, ScoreFile) for p in score_paths]
+def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
+    scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
     store.write_bytes(
-        out, _dump(band_case(case.case_id, case.case_key, samples, scores)), durable=False
+        Path(out), _dump(band_case(case.case_id, case.case_key, scores)), durable=False
     )
     return True
 
@@ -100,25 +105,27 @@ def _verdict_action(
     base: Path | None,
     cand: Path | None,
     settings: RuleSettings,
-    out: Path,
+    out: str,
 ) -> bool:
     rule = get_rule(settings.rule)
     b = store.read_model(base, CaseBand) if base else None
     c = store.read_model(cand, CaseBand) if cand else None
-    store.write_bytes(out, _dump(rule.compare(case_id, b, c, settings)), durable=False)
+    store.write_bytes(Path(out), _dump(rule.compare(case_id, b, c, settings)), durable=False)
     return True
 
 
-def _shard_action(store: Store, paths: list[Path], out: Path) -> bool:
-    store.write_bytes(out, _dump([store.read_json(p) for p in paths]), durable=False)
+def _shard_action(store: Store, paths: list[str], out: str) -> bool:
+    store.write_bytes(Path(out), _dump([store.read_json(Path(p)) for p in paths]), durable=False)
     return True
 
 
-def _report_action(store: Store, shards: list[Path], settings: RuleSettings, out: Path) -> bool:
-    cases = [case for shard in shards for case in store.read_json(shard)]
+def _report_action(store: Store, shards: list[str], settings: RuleSettings, out: str) -> bool:
+    cases = [case for shard in shards for case in store.read_json(Path(shard))]
     decided, suite = get_rule(settings.rule).decide(cases, settings)
     store.write_bytes(
-        out, _dump({"cases": decided, "suite": suite, "settings": settings.config()}), durable=False
+        Path(out),
+        _dump({"cases": decided, "suite": suite, "settings": settings.config()}),
+        durable=False,
     )
     return True
 
@@ -127,11 +134,6 @@ def _dump(obj: Any) -> bytes:
     from noisefloor.store import dumps
 
     return dumps(obj)
-
-
-def _missing_sample_action(paths: list[Path]) -> None:
-    missing = [p.name for p in paths if not p.exists()]
-    raise StoreError(f"samples missing ({', '.join(missing)}); this command never calls the target")
 
 
 # -- task generators ------------------------------------------------------------------------
@@ -152,71 +154,79 @@ def band_tasks(
     scorers: dict[str, list[ScorerUse]],
     sample_action: Callable[[CaseRecord], object] | None = None,
 ) -> SideBands:
-    """Sample, score and band tasks for the cases of one run.
+    """Score and band tasks for the cases of one run (and sample tasks, given an action).
 
     `scorers` maps case id to the scorers to apply (the candidate's, so that both sides of a
-    comparison are scored alike). Without `sample_action`, missing samples fail their task
-    instead of calling a target: rescore and diff are built that way.
+    comparison are scored alike). A score file's path holds everything it depends on: the
+    sample set (sample files never change once written) and the scorer's spec and code hash.
+    So a score task is done when its file exists, with no state in doit's database; doit's md5
+    check starts at the bands, where it cuts off work when a rescore changed nothing. The
+    command line takes samples before it calls doit, so it passes no `sample_action`.
     """
-    from doit.tools import config_changed
-
     tasks: list[Task] = []
     bands: dict[str, Path] = {}
+    # plain strings: thousands of tasks, and pathlib's parsing showed up in no-op profiles
+    scores_root = os.path.join(store.derived_dir("scores", suite), "")
+    bands_root = os.path.join(store.derived_dir("bands", suite), "")
     for case in cases:
+        _check_case_id(case.case_id)
         sset = sset_id(case)
-        samples = _sample_paths(store, case)
-        tasks.append(
-            {
-                "name": f"sample:{suite}:{case.case_id}@{sset}",
-                "targets": [str(p) for p in samples],
-                "uptodate": [True],
-                "actions": [
-                    (sample_action, [case])
-                    if sample_action
-                    else (_missing_sample_action, [samples])
-                ],
-                "verbosity": 0,
-            }
-        )
-        score_paths = []
-        for use in scorers.get(case.case_id, case.scorers):
-            out = (
-                store.derived_dir("scores", suite, case.case_id, sset)
-                / f"{_label_file(use.label)}.json"
-            )
-            score_paths.append(out)
-            config = {
-                **scorer_config(use),
-                "label": use.label,
-                "min_effect": use.min_effect,
-                "suspect_drop": use.suspect_drop,
-            }
+        sample_task = f"sample:{suite}:{case.case_id}@{sset}"
+        if sample_action is not None:
             tasks.append(
                 {
-                    "name": f"score:{suite}:{case.case_id}:{use.label}@{sset}",
-                    "file_dep": [str(p) for p in samples],
-                    "targets": [str(out)],
-                    "uptodate": [config_changed(config)],
-                    "actions": [(_score_action, [store, case.case_id, use, samples, out])],
+                    "name": sample_task,
+                    "targets": [str(p) for p in _sample_paths(store, case)],
+                    "uptodate": [True],
+                    "actions": [(sample_action, [case])],
                     "verbosity": 0,
                 }
             )
-        labels = [use.label for use in scorers.get(case.case_id, case.scorers)]
-        band = (
-            store.derived_dir("bands", suite, case.case_id) / f"{sset}-{short_hash(labels, 8)}.json"
-        )
-        bands[case.case_id] = band
+        uses = scorers.get(case.case_id, case.scorers)
+        score_paths = []
+        for use in uses:
+            key = _score_key(use)
+            out = f"{scores_root}{case.case_id}/{sset}/{_label_file(use.label)}-{key}.json"
+            score_paths.append(out)
+            tasks.append(
+                {
+                    "name": f"score:{suite}:{case.case_id}:{use.label}@{sset}-{key}",
+                    "targets": [out],
+                    "uptodate": [True],
+                    "task_dep": [sample_task] if sample_action is not None else [],
+                    "actions": [(_score_action, [store, case, use, out])],
+                    "verbosity": 0,
+                }
+            )
+        labels = short_hash([use.label for use in uses], 8)
+        band = f"{bands_root}{case.case_id}/{sset}-{labels}.json"
+        bands[case.case_id] = Path(band)
         tasks.append(
             {
-                "name": f"band:{suite}:{case.case_id}@{sset}-{short_hash(labels, 8)}",
-                "file_dep": [str(p) for p in score_paths + samples],
-                "targets": [str(band)],
-                "uptodate": [config_changed({"case_key": case.case_key})],
-                "actions": [(_band_action, [store, case, score_paths, samples, band])],
+                "name": f"band:{suite}:{case.case_id}@{sset}-{labels}",
+                "file_dep": score_paths,
+                "targets": [band],
+                "actions": [(_band_action, [store, case, score_paths, band])],
                 "verbosity": 0,
             }
         )
     return SideBands(bands=bands, tasks=tasks)
+
+
+def _check_case_id(case_id: str) -> None:
+    from noisefloor.store import _check_name
+
+    _check_name(case_id, "case id")
+
+
+def _score_key(use: ScorerUse) -> str:
+    config = {
+        **scorer_config(use),
+        "label": use.label,
+        "min_effect": use.min_effect,
+        "suspect_drop": use.suspect_drop,
+    }
+    return short_hash(config, 12)
 
 
 @dataclass(frozen=True)
@@ -233,54 +243,56 @@ def comparison_tasks(
     base: dict[str, Path],
     cand: dict[str, Path],
     settings: RuleSettings,
-    pair: Sequence[str],
 ) -> Comparison:
-    """Verdict tasks per case, shards of verdicts, and the report that decides the suite."""
-    from doit.tools import config_changed
+    """Verdict tasks per case, shards of verdicts, and the report that decides the suite.
 
+    Every file is named for what it is computed from (bands, rule and settings), so checking
+    an unchanged target again finds the whole comparison done, and switching rules or flags
+    back and forth never recomputes a file twice.
+    """
     tasks: list[Task] = []
-    verdicts: list[Path] = []
-    config = settings.config()
+    verdicts: list[str] = []
+    rule = f"{settings.rule.value}-{short_hash(settings.config(), 8)}"
+    verdicts_root = os.path.join(store.derived_dir("verdicts", suite), "")
     for case_id in sorted(set(base) | set(cand)):
         b, c = base.get(case_id), cand.get(case_id)
         key = short_hash([b.name if b else None, c.name if c else None], 12)
-        out = store.derived_dir("verdicts", suite, case_id) / f"{settings.rule.value}-{key}.json"
+        out = f"{verdicts_root}{case_id}/{rule}-{key}.json"
         verdicts.append(out)
         tasks.append(
             {
-                "name": f"verdict:{suite}:{case_id}@{settings.rule.value}-{key}",
+                "name": f"verdict:{suite}:{case_id}@{rule}-{key}",
                 "file_dep": [str(p) for p in (b, c) if p is not None],
-                "targets": [str(out)],
-                "uptodate": [config_changed(config)],
+                "targets": [out],
                 "actions": [(_verdict_action, [store, case_id, b, c, settings, out])],
                 "verbosity": 0,
             }
         )
-    pair_key = short_hash(list(pair), 12)
     reports = store.derived_dir("reports", suite)
+    content = short_hash(
+        [os.path.basename(os.path.dirname(v)) + "/" + os.path.basename(v) for v in verdicts], 12
+    )
     shards = []
     for index in range(0, max(len(verdicts), 1), SHARD_SIZE):
         chunk = verdicts[index : index + SHARD_SIZE]
-        shard = reports / f"{settings.rule.value}-{pair_key}.shard{index // SHARD_SIZE}.json"
+        shard = str(reports / f"{rule}-{content}.shard{index // SHARD_SIZE}.json")
         shards.append(shard)
         tasks.append(
             {
-                "name": f"report-shard:{suite}@{settings.rule.value}-{pair_key}:{index // SHARD_SIZE}",
-                "file_dep": [str(p) for p in chunk],
-                "targets": [str(shard)],
-                "uptodate": [config_changed({"verdicts": [p.name for p in chunk]})],
+                "name": f"report-shard:{suite}@{rule}-{content}:{index // SHARD_SIZE}",
+                "file_dep": chunk,
+                "targets": [shard],
                 "actions": [(_shard_action, [store, chunk, shard])],
                 "verbosity": 0,
             }
         )
-    report = reports / f"{settings.rule.value}-{pair_key}.json"
+    report = reports / f"{rule}-{content}.json"
     tasks.append(
         {
-            "name": f"report:{suite}@{settings.rule.value}-{pair_key}",
-            "file_dep": [str(p) for p in shards],
+            "name": f"report:{suite}@{rule}-{content}",
+            "file_dep": shards,
             "targets": [str(report)],
-            "uptodate": [config_changed(config)],
-            "actions": [(_report_action, [store, shards, settings, report])],
+            "actions": [(_report_action, [store, shards, settings, str(report)])],
             "verbosity": 0,
         }
     )

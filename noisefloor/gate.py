@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from noisefloor import __version__
-from noisefloor.engine import EngineStats, band_tasks, comparison_tasks, run_tasks
+from noisefloor.engine import EngineStats, band_tasks, comparison_tasks, missing_samples, run_tasks
 from noisefloor.errors import BaselineMissing, StoreError, TargetChanged, UsageError
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
@@ -101,9 +101,16 @@ def _bands(
 
 
 def run_suite(
-    store: Store, suite: Suite, opts: RunOptions, built: BuiltTarget | None = None
+    store: Store,
+    suite: Suite,
+    opts: RunOptions,
+    built: BuiltTarget | None = None,
+    score: bool = True,
 ) -> RunResult:
-    """Sample every case (reusing cached samples), save the run, and score it."""
+    """Sample every case (reusing cached samples), save the run, and score it.
+
+    `score=False` leaves scoring to a comparison that follows, so the engine runs once.
+    """
 
     if opts.repeats is not None and opts.repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
@@ -162,8 +169,20 @@ def run_suite(
             store.set_label(suite.name, opts.label, run.run_id)
         if opts.set_baseline:
             store.set_baseline(suite.name, run.run_id)
+    if not score:
+        return RunResult(run=run, bands={}, stats=EngineStats(), pending=len(pending))
     bands, stats = _bands(store, suite.name, cases)
     return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _require_samples(store: Store, cases: list[CaseRecord]) -> None:
+    missing = missing_samples(store, cases)
+    if missing:
+        shown = ", ".join(store.rel(p) for p in missing[:3])
+        raise StoreError(
+            f"{len(missing)} sample file(s) named by the runs are missing (e.g. {shown})",
+            hint="this command never calls the target; `noisefloor run SUITE` takes them again",
+        )
 
 
 def _spec_diff(base: RunRecord, cand: RunRecord) -> list[str]:
@@ -257,12 +276,17 @@ def compare_runs(
     """Compare two stored runs: both scored with the candidate's scorers. Never calls a target."""
     warnings = _check_comparable(base, cand, allow_target_change)
     view = ReadOnlyStore(store.root)
+    _require_samples(view, [*base.cases, *cand.cases])
     scorers = {c.case_id: c.scorers for c in cand.cases}
-    base_side = band_tasks(view, base.suite, base.cases, scorers)
     cand_side = band_tasks(view, cand.suite, cand.cases, scorers)
-    comparison = comparison_tasks(
-        view, cand.suite, base_side.bands, cand_side.bands, settings, [base.run_id, cand.run_id]
+    # a case whose sample set both runs share (nothing changed) needs its band built once
+    cand_sets = {c.case_id: (c.sample_dir, c.repeats) for c in cand.cases}
+    same = {c.case_id for c in base.cases if cand_sets.get(c.case_id) == (c.sample_dir, c.repeats)}
+    base_side = band_tasks(
+        view, base.suite, [c for c in base.cases if c.case_id not in same], scorers
     )
+    base_bands = {**{cid: cand_side.bands[cid] for cid in same}, **base_side.bands}
+    comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings)
     stats = run_tasks(view, base_side.tasks + cand_side.tasks + comparison.tasks)
     data = view.read_json(comparison.report)
     base_reps = {c.case_id: c.repeats for c in base.cases}
@@ -370,7 +394,7 @@ def check_suite(
         # refuse before spending calls on a target that cannot be compared
         if base.target.spec != built.record.spec and not allow_target_change:
             _check_comparable(base, base.model_copy(update={"target": built.record}), False)
-    result = run_suite(store, suite, opts, built)
+    result = run_suite(store, suite, opts, built, score=base is None)
     if base is None:
         store.set_baseline(suite.name, result.run.run_id)
         return adoption_report(result, settings, continue_on_scorer_error)
@@ -492,6 +516,7 @@ def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
             "finished_at": utc_now(),
         }
     )
+    _require_samples(view, cases)
     bands, stats = _bands(view, suite.name, cases)
     view.save_run(new)
     skipped = sorted(set(current) - {c.case_id for c in run.cases})

@@ -21,10 +21,17 @@ import orjson
 
 from noisefloor.engine import sset_id
 from noisefloor.errors import StoreError
-from noisefloor.records import CaseRecord, RepeatScore, RepeatStatus, RunRecord, ScoreFile
+from noisefloor.records import (
+    CaseRecord,
+    RepeatScore,
+    RepeatStatus,
+    RunRecord,
+    ScoreFile,
+    ScorerUse,
+)
 from noisefloor.store import Store
 
-__all__ = ["LEDGER_FILE", "SCHEMA_VERSION", "Ledger", "ledger_path"]
+__all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ledger_path"]
 
 #: The ledger's file name under the store root (ignored by the store's .gitignore).
 LEDGER_FILE = "ledger.sqlite"
@@ -285,23 +292,36 @@ def _read_sample(store_root: Path, rel: str) -> Row | None:
     return _sample_row(rel, data)
 
 
+def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
+    # min_effect and suspect_drop tune the gate, not pass or fail: they do not tell files apart
+    params = orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS)
+    return use.label, use.name, params, use.impl_hash
+
+
 def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, RepeatScore]] | None:
-    """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored."""
+    """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored.
+
+    Score files are found by what they hold, not by name: the file must be of this sample set
+    and of the very scorer the run used (label, name, params and code hash).
+    """
     if not case.scorers:
         return None
     directory = store.derived_dir("scores", suite, case.case_id, sset_id(case))
-    found = []
-    for use in case.scorers:
-        path = directory / f"{use.label.replace(':', '-')}.json"
-        if not path.exists():
-            return None
+    found: dict[tuple[str, str, bytes, str], ScoreFile] = {}
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
             score = store.read_model(path, ScoreFile)
         except StoreError:
             # score files are derived: a broken one means "not scored yet", not a broken ledger
+            continue
+        found.setdefault(_scorer_key(score.scorer), score)
+    scores = []
+    for use in case.scorers:
+        match = found.get(_scorer_key(use))
+        if match is None:
             return None
-        found.append({r.repeat: r for r in score.repeats})
-    return found
+        scores.append({r.repeat: r for r in match.repeats})
+    return scores
 
 
 def _repeat_status(
@@ -504,6 +524,23 @@ class Ledger:
             raise
 
     def _open(self) -> sqlite3.Connection:
+        # Two processes opening a fresh file both switch it to WAL; SQLite answers one of them
+        # "database is locked" at once, without the busy handler, to avoid a deadlock.
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return self._try_open()
+            except sqlite3.OperationalError as exc:
+                if not _is_locked(exc):
+                    raise StoreError(f"cannot open the ledger {self.path}: {exc}") from exc
+                if time.monotonic() >= deadline:
+                    raise StoreError(
+                        f"the ledger {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s",
+                        hint="another process holds it; the sample files are kept either way",
+                    ) from exc
+                time.sleep(_RETRY_SLEEP_S)
+
+    def _try_open(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = None
         try:
             conn = _connect(self.path)

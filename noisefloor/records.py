@@ -121,6 +121,8 @@ class RepeatScore(_Record):
 
     repeat: int
     status: RepeatStatus
+    outcome: str = "ok"
+    """How the call ended (`ok`, `error:exit`, ...), so bands need not reread samples."""
     value: float | None = None
     detail: str = ""
     reliable: bool = True

@@ -68,13 +68,23 @@ def score_case(case_id: str, use: ScorerUse, sample_paths: Sequence[Path]) -> Sc
         sample = read_sample(path)
         if sample.outcome is Outcome.INFRA:
             repeats.append(
-                RepeatScore(repeat=repeat, status=RepeatStatus.INFRA_ERROR, detail=_brief(sample))
+                RepeatScore(
+                    repeat=repeat,
+                    status=RepeatStatus.INFRA_ERROR,
+                    outcome=sample.outcome.value,
+                    detail=_brief(sample),
+                )
             )
             continue
         if sample.outcome is not Outcome.OK:
             detail = f"{sample.outcome.value}: {_brief(sample)}"
             repeats.append(
-                RepeatScore(repeat=repeat, status=RepeatStatus.TARGET_ERROR, detail=detail)
+                RepeatScore(
+                    repeat=repeat,
+                    status=RepeatStatus.TARGET_ERROR,
+                    outcome=sample.outcome.value,
+                    detail=detail,
+                )
             )
             continue
         try:
@@ -111,12 +121,14 @@ def _top(details: Sequence[str], limit: int = 5) -> list[str]:
     return [d for d, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
 
 
-def band_case(
-    case_id: str, case_key: str, samples: Sequence[RawSample], scores: Sequence[ScoreFile]
-) -> CaseBand:
-    """Collapse every scorer's repeats of one case into counts and values."""
-    outcomes = Counter(s.outcome.value for s in samples)
-    errors = _top([_brief(s) for s in samples if s.outcome is not Outcome.OK])
+def band_case(case_id: str, case_key: str, scores: Sequence[ScoreFile]) -> CaseBand:
+    """Collapse every scorer's repeats of one case into counts and values.
+
+    Every score file records each repeat's outcome, so the case's outcomes come from the first.
+    """
+    first = scores[0].repeats if scores else []
+    outcomes = Counter(r.outcome for r in first)
+    errors = _top([r.detail for r in first if r.outcome != Outcome.OK.value])
     bands = []
     for score in scores:
         counts = Counter(r.status for r in score.repeats)
@@ -152,7 +164,7 @@ def band_case(
     return CaseBand(
         case_id=case_id,
         case_key=case_key,
-        repeats=len(samples),
+        repeats=len(first),
         outcomes=dict(sorted(outcomes.items())),
         errors=errors,
         scorers=bands,

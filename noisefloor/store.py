@@ -153,8 +153,17 @@ class Store:
         return path.relative_to(self.root).as_posix()
 
     def abs(self, rel: str) -> Path:
-        """The absolute path of a record-relative path, refusing anything that escapes the root."""
-        return self._inside(self.root / rel)
+        """The absolute path of a record-relative path, refusing anything that escapes the root.
+
+        A lexical check (no `..`, not absolute): records name thousands of paths, and resolving
+        each costs syscalls per component. Writes still resolve, symlinks included.
+        """
+        parts = Path(rel).parts
+        if not parts or Path(rel).is_absolute() or ".." in parts:
+            raise StoreError(
+                f"refusing record path {rel!r}: it is outside the store root {self.root}"
+            )
+        return self.root / rel
 
     # -- writing -----------------------------------------------------------------------------
     def ensure(self) -> None:

@@ -9,6 +9,7 @@ import asyncio
 import enum
 import hashlib
 import random
+import ssl
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,6 +50,10 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 #: Finish reasons meaning the model ended its turn on purpose; anything else (`length`,
 #: `content_filter`, none at all) cuts the answer short.
 NORMAL_FINISH = frozenset({"stop", "tool_calls", "function_call"})
+#: Requests one client carries at once. httpcore's pool does work quadratic in its connection
+#: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
+#: costs more CPU than the requests, so the shared pool is split into clients of this size.
+CONNECTIONS_PER_CLIENT = 4
 _REDACTED = "[REDACTED]"
 
 
@@ -96,6 +101,14 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+@dataclass
+class _Shard:
+    """One client of the shared pool, and how many requests it carries right now."""
+
+    client: httpx.AsyncClient
+    busy: int = 0
 
 
 class _Kind(enum.Enum):
@@ -177,8 +190,9 @@ def _scrub(obj: Any, secret: str) -> Any:
 class HttpTarget:
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
-    All samples share one connection pool, a run-wide retry budget and a pause: a 429 seen by
-    any call holds back every call until the endpoint's requested delay has passed.
+    All samples share one connection pool (split over small clients, see
+    `CONNECTIONS_PER_CLIENT`), a run-wide retry budget and a pause: a 429 seen by any call holds
+    back every call until the endpoint's requested delay has passed.
     """
 
     kind = "http"
@@ -227,8 +241,9 @@ class HttpTarget:
         }
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._shards: list[_Shard] = []
+        self._shards_loop: asyncio.AbstractEventLoop | None = None
+        self._ssl: ssl.SSLContext | None = None
         self._calls_started = 0
         self._retries_used = 0
         # time.monotonic(), not the loop's clock, so the pause survives a new event loop
@@ -246,7 +261,7 @@ class HttpTarget:
 
     @property
     def retry_budget(self) -> int:
-        """Retries the run may still make in total, spent ones included.
+        """Retries the whole run may make, counting those already made.
 
         Without a configured budget: one retry per call started, plus one call's own
         `max_retries` so that a failure on the very first call can still be retried in full.
@@ -266,14 +281,13 @@ class HttpTarget:
         Args:
             case: The case whose input fills the messages.
             repeat: The 0-based repeat index.
-            concurrency: How many calls the harness allows at once (recorded; sizes the pool).
+            concurrency: How many calls the harness allows at once (recorded).
 
         Returns:
             The sample; the endpoint's failures are its outcome, never an exception.
         """
         started_at = utc_now_iso()
         self._calls_started += 1
-        client = self._ensure_client(concurrency)
         messages = self._messages(case, repeat)
         body = self._body(messages)
         payload = orjson.dumps(body)
@@ -284,22 +298,25 @@ class HttpTarget:
         while True:
             paused_s += await self._wait_for_pause()
             attempts += 1
-            attempt = await self._attempt(client, payload)
+            attempt = await self._attempt(payload)
             if attempt.kind is not _Kind.RETRY:
                 break
             wait, stop_note = self._next_wait(attempt, attempts)
+            if attempt.status == 429:
+                # everyone backs off together: hammering a rate-limited endpoint only extends it,
+                # and the endpoint's own delay holds for the others even when this call gives up
+                pause = wait if wait is not None else attempt.retry_after
+                if pause is not None and pause <= RETRY_AFTER_MAX_S:
+                    self._paused_until = max(self._paused_until, time.monotonic() + pause)
             if wait is None:
                 break
-            if attempt.status == 429:
-                # everyone backs off together: hammering a rate-limited endpoint only extends it
-                self._paused_until = max(self._paused_until, time.monotonic() + wait)
             entry: dict[str, Any] = {"status": attempt.status} if attempt.status is not None else {}
             if attempt.status is None or attempt.status < 300:
                 entry["error"] = attempt.problem
             entry["waited_s"] = round(wait, 3)
             retries.append(entry)
             await asyncio.sleep(wait)
-        sample = self._result(
+        return self._result(
             case,
             repeat,
             concurrency,
@@ -312,32 +329,42 @@ class HttpTarget:
             paused_s=paused_s,
             stop_note=stop_note,
         )
-        return sample
 
     async def aclose(self) -> None:
-        """Close the shared client and its connections."""
-        client, self._client, self._client_loop = self._client, None, None
-        if client is not None:
-            await client.aclose()
+        """Close the shared clients and their connections."""
+        shards, self._shards, self._shards_loop = self._shards, [], None
+        for shard in shards:
+            await shard.client.aclose()
 
     # -- one call ----------------------------------------------------------------------------
 
-    def _ensure_client(self, concurrency: int) -> httpx.AsyncClient:
-        """The shared client, created in (and bound to) the running event loop."""
+    def _shard(self) -> _Shard:
+        """The least busy client, a new one when all are full; created in the running loop.
+
+        The pool so grows to the number of requests seen in flight at once and never makes a
+        request wait for a free connection (the harness's own semaphore bounds concurrency).
+        """
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            # The harness's semaphore is what bounds concurrency; the pool only keeps that many
-            # connections alive, so a caller exceeding `concurrency` never waits for a slot.
-            limits = httpx.Limits(
-                max_connections=None, max_keepalive_connections=max(1, concurrency)
-            )
-            self._client = httpx.AsyncClient(
-                limits=limits,
-                timeout=httpx.Timeout(self.http.timeout_s),
-                headers=self._headers,
-            )
-            self._client_loop = loop
-        return self._client
+        if self._shards_loop is not loop:
+            # clients are bound to the loop they were made in; a new loop needs new ones
+            self._shards, self._shards_loop = [], loop
+        best = min(self._shards, key=lambda shard: shard.busy, default=None)
+        if best is not None and best.busy < CONNECTIONS_PER_CLIENT:
+            return best
+        if self._ssl is None:
+            # loading the CA bundle takes ~0.1 s: once per target, not once per client
+            self._ssl = httpx.create_ssl_context()
+        limits = httpx.Limits(
+            max_connections=None, max_keepalive_connections=CONNECTIONS_PER_CLIENT
+        )
+        client = httpx.AsyncClient(
+            limits=limits,
+            timeout=httpx.Timeout(self.http.timeout_s),
+            headers=self._headers,
+            verify=self._ssl,
+        )
+        self._shards.append(_Shard(client))
+        return self._shards[-1]
 
     def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
         values = {"input": case.input, "case_id": case.case_id, "repeat": str(repeat)}
@@ -372,18 +399,20 @@ class HttpTarget:
             slept += delay
         return slept
 
-    async def _attempt(self, client: httpx.AsyncClient, payload: bytes) -> _Attempt:
+    async def _attempt(self, payload: bytes) -> _Attempt:
         """Send the request once and classify what came back."""
+        shard = self._shard()
+        shard.busy += 1
         started = time.perf_counter()
         try:
             # httpx's timeouts bound each read; this bounds the whole attempt
             async with asyncio.timeout(self.http.timeout_s):
-                response = await client.post(self.url, content=payload)
+                response = await shard.client.post(self.url, content=payload)
         except (TimeoutError, httpx.TimeoutException):
             return _Attempt(
                 _Kind.RETRY,
                 time.perf_counter() - started,
-                problem=f"timed out after {self.http.timeout_s:g} s",
+                problem=f"timeout (no answer within {self.http.timeout_s:g} s)",
             )
         except (httpx.HTTPError, OSError) as exc:
             detail = " ".join(str(exc).split())
@@ -393,6 +422,8 @@ class HttpTarget:
                 time.perf_counter() - started,
                 problem=f"{name}: {detail}" if detail else name,
             )
+        finally:
+            shard.busy -= 1
         latency = time.perf_counter() - started
         status = response.status_code
         content = response.content

@@ -290,7 +290,7 @@ def test_timeout_is_per_attempt_and_infra(server: LlmServer) -> None:
     sample = _one(_target(server.base_url, timeout_s=0.2, max_retries=1), "[slow:1] hello")
     assert time.perf_counter() - started < 0.9
     assert sample.outcome is Outcome.INFRA and sample.attempts == 2
-    assert sample.error == "infra: timed out after 0.2 s after 2 attempts"
+    assert sample.error == "infra: timeout (no answer within 0.2 s) after 2 attempts"
 
 
 def test_client_errors_are_configuration_problems_without_retry(server: LlmServer) -> None:

@@ -204,6 +204,11 @@ def built(tmp_path: Path) -> tuple[Fixture, RunRecord, RunRecord]:
         ],
     )
     unscored = fx.case("unscored", [_command("unscored", 0, "hi")], ["0:contains"])
+    # a score file of another version of the scorer does not count for this run
+    changed = unscored.model_copy(
+        update={"scorers": [unscored.scorers[0].model_copy(update={"impl_hash": "other"})]}
+    )
+    fx.score(changed, "0:contains", [(OK, "")])
     first = fx.run("20250101T000000-demo", [capital, invoice, unscored], label="before")
     again = fx.case(
         "capital", [_http("capital", k, "Paris " * 80) for k in range(2)], ["1:contains"], epoch=1
@@ -363,7 +368,7 @@ def test_two_processes_write_one_ledger_at_once(tmp_path: Path) -> None:
     left = [str(p) for p in files if "/left/" in p.as_posix()]
     right = [str(p) for p in files if "/right/" in p.as_posix()]
     ctx = multiprocessing.get_context("fork")
-    barrier = ctx.Barrier(2)
+    barrier = ctx.Barrier(2, timeout=20)
     procs = [
         ctx.Process(target=_writer, args=(str(fx.root), paths, barrier)) for paths in (left, right)
     ]

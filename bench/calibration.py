@@ -1,0 +1,196 @@
+"""Calibration: false-alarm rate and power of every rule, through the real verdict code.
+
+Simulates 50-case suites with the case mix of research/statistics.md §2 (70% of cases always
+pass, 15% pass with p ~ U[0.8, 0.99], 15% with p ~ U[0.3, 0.8]; continuous suites: 70%
+deterministic cases, 30% noisy N(0, 1)), builds the bands both sides would produce, and asks each
+rule's `compare` and `decide` for verdicts. Prints, per rule and N: the share of unchanged suites
+that fail (exit 1 or 2), and the share of suites in which a changed case is flagged regressed.
+
+Usage: python bench/calibration.py [--suites 2000] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from noisefloor.records import CaseBand, ScorerBand  # noqa: E402
+from noisefloor.rules import get_rule  # noqa: E402
+from noisefloor.verdict import RuleName, RuleSettings, Verdict, exit_code_for  # noqa: E402
+
+M = 50
+RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)
+BINARY_CHANGES = [("1.0->0.0", 1.0, 0.0), ("1.0->0.6", 1.0, 0.6), ("0.9->0.5", 0.9, 0.5)]
+SHIFT_SD = 2.0
+
+
+def _band(case_id: str, n: int, k: int, values: list[float] | None = None) -> CaseBand:
+    scorer = ScorerBand(
+        label="0:score",
+        name="score",
+        kind="continuous" if values is not None else "binary",
+        direction="higher_is_better",
+        impl_hash="sim",
+        params={},
+        n=n,
+        k=k,
+        target_errors=0,
+        infra_errors=0,
+        scorer_errors=0,
+        values=values or [],
+        reliable=True,
+        details=[],
+    )
+    return CaseBand(
+        case_id=case_id, case_key="sim", repeats=n, outcomes={"ok": n}, errors=[], scorers=[scorer]
+    )
+
+
+@cache
+def _binary_compare(rule: RuleName, kb: int, kc: int, n: int) -> bytes:
+    """Binary cases depend only on the counts: compare once per (rule, kb, kc, n)."""
+    return orjson.dumps(
+        get_rule(rule).compare("c", _band("c", n, kb), _band("c", n, kc), RuleSettings(rule=rule))
+    )
+
+
+def _decide(rule: RuleName, cases: list[dict[str, Any]]) -> tuple[bool, bool]:
+    """(the suite fails, case 0 is flagged regressed)."""
+    decided, _ = get_rule(rule).decide(cases, RuleSettings(rule=rule))
+    counts: dict[str, int] = {}
+    for case in decided:
+        counts[case["verdict"]] = counts.get(case["verdict"], 0) + 1
+    failed = exit_code_for(counts, strict=False) != 0
+    return failed, decided[0]["verdict"] == Verdict.REGRESSED.value
+
+
+def _null_rates(rng: np.random.Generator) -> np.ndarray:
+    u = rng.random(M)
+    return np.where(
+        u < 0.70, 1.0, np.where(u < 0.85, rng.uniform(0.80, 0.99, M), rng.uniform(0.30, 0.80, M))
+    )
+
+
+def binary_suite(
+    rule: RuleName, n: int, rng: np.random.Generator, change: tuple[float, float] | None
+) -> tuple[bool, bool]:
+    pb = _null_rates(rng)
+    pc = pb.copy()
+    if change is not None:
+        pb[0], pc[0] = change
+    kb, kc = rng.binomial(n, pb), rng.binomial(n, pc)
+    cases = []
+    for i in range(M):
+        case = orjson.loads(_binary_compare(rule, int(kb[i]), int(kc[i]), n))
+        case["case_id"] = f"case-{i:02d}"
+        cases.append(case)
+    return _decide(rule, cases)
+
+
+def continuous_suite(
+    rule: RuleName, n: int, rng: np.random.Generator, shift: float | None
+) -> tuple[bool, bool]:
+    noisy = rng.random(M) < 0.30
+    if shift is not None:
+        noisy[0] = True
+    b, c = rng.normal(size=(M, n)), rng.normal(size=(M, n))
+    b, c = b * noisy[:, None], c * noisy[:, None]
+    if shift is not None:
+        c[0] -= shift
+    settings = RuleSettings(rule=rule)
+    cases = []
+    for i in range(M):
+        if noisy[i]:
+            case = get_rule(rule).compare(
+                "c",
+                _band("c", n, n, list(map(float, b[i]))),
+                _band("c", n, n, list(map(float, c[i]))),
+                settings,
+            )
+        else:  # deterministic cases are all alike: compare one once
+            case = orjson.loads(_constant_compare(rule, n))
+        case["case_id"] = f"case-{i:02d}"
+        cases.append(case)
+    return _decide(rule, cases)
+
+
+@cache
+def _constant_compare(rule: RuleName, n: int) -> bytes:
+    zeros = [0.0] * n
+    return orjson.dumps(
+        get_rule(rule).compare(
+            "c", _band("c", n, n, zeros), _band("c", n, n, zeros), RuleSettings(rule=rule)
+        )
+    )
+
+
+def share(
+    fn: Callable[[np.random.Generator], tuple[bool, bool]],
+    suites: int,
+    rng: np.random.Generator,
+    which: int,
+) -> float:
+    return sum(fn(rng)[which] for _ in range(suites)) / suites
+
+
+def row_of(cell: tuple[RuleName, int, int, int]) -> list[str]:
+    """One table row: a rule at one N, with its own random stream."""
+    rule, n, suites, seed = cell
+    rng = np.random.default_rng(seed)
+    row = [rule.value, str(n)]
+    row.append(f"{100 * share(lambda r: binary_suite(rule, n, r, None), suites, rng, 0):.1f}%")
+    row.append(f"{100 * share(lambda r: continuous_suite(rule, n, r, None), suites, rng, 0):.1f}%")
+    for _, p_b, p_c in BINARY_CHANGES:
+        row.append(
+            f"{100 * share(lambda r, pb=p_b, pc=p_c: binary_suite(rule, n, r, (pb, pc)), suites, rng, 1):.1f}%"
+        )
+    row.append(
+        f"{100 * share(lambda r: continuous_suite(rule, n, r, SHIFT_SD), suites, rng, 1):.1f}%"
+    )
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--suites", type=int, default=2000, help="simulated suites per cell")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeats", type=int, nargs="+", default=[3, 5, 10])
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    head = (
+        ["rule", "N", "FAR binary", "FAR contin."]
+        + [f"flag {c[0]}" for c in BINARY_CHANGES]
+        + [f"flag {SHIFT_SD:g} sd"]
+    )
+    print(
+        f"# {args.suites} simulated {M}-case suites per cell, seed {args.seed}, alpha 0.05; "
+        "FAR = share of unchanged suites that fail; flag = share of suites whose changed case is regressed\n"
+    )
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    cells = [
+        (rule, n, args.suites, args.seed * 1000 + i)
+        for i, (rule, n) in enumerate((rule, n) for rule in RULES for n in args.repeats)
+    ]
+    with multiprocessing.get_context("fork").Pool(args.workers) as pool:
+        for row in pool.imap(row_of, cells):
+            print("| " + " | ".join(row) + " |", flush=True)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
