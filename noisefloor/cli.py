@@ -238,6 +238,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", metavar="NAME", help="the suite, when a label exists in several")
     _rule_options(p, default_rule="wilson")
     _format_options(p)
+    p = command("history", "one case across stored runs: pass rate and outputs (from the ledger)")
+    p.add_argument("case", help="the case id")
+    p.add_argument("--suite", metavar="NAME", help="only runs of this suite")
+    p = command("ledger", "the SQLite ledger that indexes every sample")
+    lsub = p.add_subparsers(
+        dest="ledger_command", metavar="ACTION", parser_class=_Parser, required=True
+    )
+    q = lsub.add_parser("rebuild", help="rebuild the ledger from the JSON sample and run files")
+    _global_options(q, top=False)
     p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
     p.add_argument(
@@ -499,6 +508,47 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from noisefloor.ledger import Ledger, ledger_path
+
+    store = _store(args)
+    with Ledger(ledger_path(store.root)) as ledger:
+        runs = ledger.history(args.case, args.suite)
+    if not runs:
+        raise NoisefloorError(
+            f"no run in the ledger has a case {args.case!r}",
+            hint="`noisefloor ledger rebuild` indexes runs made before the ledger existed",
+        )
+    out = []
+    for run in runs:
+        rate = f"{run['passes']}/{run['valid']}" if run["valid"] else "-"
+        label = f"  label {run['label']}" if run["label"] else ""
+        out.append(
+            f"{run['run_id']}  {rate} passed{label}  target {run['target_key']}"
+            + (f"  model {run['model']}" if run["model"] else "")
+        )
+        for rep in run["repeats"]:
+            text = (rep["output_text"] or "").replace("\n", " ")
+            out.append(
+                f"    r{rep['repeat_idx']} {rep['status']:<7} {rep['reason'] or ''}  | {text}"
+            )
+    _emit("\n".join(out) + "\n", args)
+    return 0
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    from noisefloor.ledger import Ledger, ledger_path
+
+    store = _store(args)
+    with Ledger(ledger_path(store.root)) as ledger:
+        counts = ledger.rebuild(store.root)
+    print(
+        f"ledger rebuilt: {counts['samples']} samples, {counts['runs']} runs, "
+        f"{counts['run_samples']} scored repeats"
+    )
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "record": cmd_run,
@@ -511,6 +561,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "scorers": cmd_scorers,
     "schema": cmd_schema,
     "plan": cmd_plan,
+    "history": cmd_history,
+    "ledger": cmd_ledger,
 }
 
 

@@ -172,7 +172,16 @@ def run_suite(
     if not score:
         return RunResult(run=run, bands={}, stats=EngineStats(), pending=len(pending))
     bands, stats = _bands(store, suite.name, cases)
+    _index(store, run)
     return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _index(store: Store, run: RunRecord) -> None:
+    """Index a scored run in the SQLite ledger (an index of the JSON files, rebuildable)."""
+    from noisefloor.ledger import Ledger, ledger_path
+
+    with Ledger(ledger_path(store.root)) as ledger:
+        ledger.index_run(store.root, run)
 
 
 def _require_samples(store: Store, cases: list[CaseRecord]) -> None:
@@ -406,6 +415,7 @@ def check_suite(
         allow_target_change=allow_target_change,
         continue_on_scorer_error=continue_on_scorer_error,
     )
+    _index(store, result.run)
     stats = result.stats.merged(
         EngineStats(Counter(report["work"]["executed"]), Counter(report["work"]["up_to_date"]))
     )
@@ -518,6 +528,7 @@ def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
     )
     _require_samples(view, cases)
     bands, stats = _bands(view, suite.name, cases)
+    _index(view, new)
     view.save_run(new)
     skipped = sorted(set(current) - {c.case_id for c in run.cases})
     warnings = (

@@ -69,7 +69,7 @@ def short_hash(obj: Any, length: int = 16) -> str:
 
 
 def _check_name(name: str, what: str) -> str:
-    if not _SAFE.match(name) or name in (".", ".."):
+    if not _SAFE.fullmatch(name) or name in (".", ".."):
         raise StoreError(f"{what} {name!r} is not a safe file name")
     return name
 

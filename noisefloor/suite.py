@@ -43,7 +43,7 @@ GATE_KEYS = ("min_effect", "suspect_drop")
 
 
 def _slug(value: str) -> str:
-    if not _SLUG.match(value) or len(value) > 128:
+    if not _SLUG.fullmatch(value) or len(value) > 128:
         raise ValueError(
             f"{value!r} is not a safe name: use letters, digits, '.', '_' and '-', starting with a "
             "letter or digit (it becomes a file name)"
@@ -228,6 +228,8 @@ def _plain(err: dict[str, Any], model_fields: dict[str, list[str]]) -> tuple[tup
         close = difflib.get_close_matches(str(key), known, n=1)
         msg = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
         return loc, msg
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return loc, f"expected a mapping (key: value lines), got {type(err.get('input')).__name__}"
     if kind == "missing":
         return loc, f"missing required key {loc[-1]!r}" if loc else "missing required key"
     msg = msg.removeprefix("Value error, ")
@@ -286,13 +288,22 @@ def _read_yaml(path: Path) -> tuple[str, Any]:
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        # the line that opened an unclosed construct is where the fix goes; the parser only
+        # gives up further down
+        opened = getattr(exc, "context_mark", None)
+        gave_up = getattr(exc, "problem_mark", None)
+        mark = opened or gave_up
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
-        raise SuiteError(f"invalid YAML: {problem}", where=where) from None
+        context = getattr(exc, "context", None)
+        detail = f"{context}: {problem}" if context else problem
+        if opened and gave_up and gave_up.line != opened.line:
+            detail += f" (noticed at line {gave_up.line + 1})"
+        raise SuiteError(f"invalid YAML: {detail}", where=where) from None
     if not isinstance(data, dict):
         raise SuiteError(
-            "expected a mapping with `name`, `target` and `cases` at the top level", where=str(path)
+            "expected a mapping with `name`, `target` and `cases` at the top level",
+            where=f"{path}:1",
         )
     return text, data
 
@@ -395,6 +406,8 @@ def load_suite(path: Path | str) -> Suite:
         spec = None
         for err in exc.errors(include_url=False):
             loc, msg = _plain(dict(err), _FIELDS)
+            if len(loc) > 1 and loc[0] == "cases":
+                continue  # each case is validated on its own below, with its line
             problems.append((shown, loc, msg))
 
     raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any]] = []

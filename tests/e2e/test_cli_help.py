@@ -27,8 +27,17 @@ def test_every_flag_has_help_text():
     assert missing == []
 
 
-@pytest.mark.parametrize("args", [["run", "s.yaml", "--bogus"], ["check"], ["diff", "--alpha", "2"],
-                                  ["check", "s.yaml", "--jobs", "0"], ["nope"], []])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "s.yaml", "--bogus"],
+        ["check"],
+        ["diff", "--alpha", "2"],
+        ["check", "s.yaml", "--jobs", "0"],
+        ["nope"],
+        [],
+    ],
+)
 def test_usage_errors_exit_3(cli, args):
     assert cli(*args).code == 3
 
@@ -64,4 +73,7 @@ def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
     monkeypatch.setitem(cli_module.COMMANDS, "scorers", boom)
     result = cli("scorers")
     assert result.code == 3
-    assert result.err.strip() == "error: internal error: RuntimeError: something broke inside (run with --debug for the traceback)"
+    assert (
+        result.err.strip()
+        == "error: internal error: RuntimeError: something broke inside (run with --debug for the traceback)"
+    )

@@ -22,7 +22,9 @@ def test_exports_are_defined_where_they_are_said_to_be():
 
 def test_importing_the_package_loads_no_heavy_module():
     code = "import sys, noisefloor; print(sorted(m for m in ('doit', 'scipy', 'pydantic', 'numpy') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 

@@ -435,11 +435,6 @@ def test_wilson_frames_added_removed_redefined() -> None:
     assert WilsonRule().compare("c", band, other, settings)["verdict"] == "redefined"
 
 
-@pytest.mark.xfail(
-    reason="WilsonRule.compare applies the shared case frame only to added/removed/redefined "
-    "cases, so a target that errors on every repeat of both sides reads 'ok' (a pass by absence)",
-    strict=True,
-)
 def test_wilson_both_sides_broken_is_broken() -> None:
     base = case_band(scorer_band(0, 5, target_errors=5), ok=0)
     cand = case_band(scorer_band(0, 5, target_errors=5), ok=0)

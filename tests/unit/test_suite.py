@@ -236,12 +236,6 @@ def _with_target_line(line: str) -> str:
     return GOOD.replace("target:\n", f"target:\n{line}\n")
 
 
-MODEL_NAME_LEAK = pytest.mark.xfail(
-    reason="a value that should be a mapping is reported as 'input should be a valid dictionary "
-    "or instance of <ModelName>', leaking the model class name",
-    strict=True,
-)
-
 BAD = [
     pytest.param(
         Bad(
@@ -250,20 +244,11 @@ BAD = [
             ("invalid YAML",),
         ),
         id="unclosed-yaml",
-        marks=pytest.mark.xfail(
-            reason="YAML syntax errors point at the line where the parser gave up (problem_mark), "
-            "not the line that opened the unclosed construct (context_mark)",
-            strict=True,
-        ),
     ),
     pytest.param(Bad("", None, ("expected a mapping",)), id="empty-file"),
     pytest.param(
         Bad("- a\n- b\n", 1, ("expected a mapping",)),
         id="top-level-list",
-        marks=pytest.mark.xfail(
-            reason="a top-level document that is not a mapping is reported without a line number",
-            strict=True,
-        ),
     ),
     pytest.param(
         Bad(GOOD.replace("name: demo\n", ""), 1, ("missing required key 'name'",)),
@@ -280,11 +265,6 @@ BAD = [
     pytest.param(
         Bad(GOOD.replace("name: demo", 'name: "demo\\n"'), 1, ("not a safe name",)),
         id="name-with-trailing-newline",
-        marks=pytest.mark.xfail(
-            reason="the safe-name pattern ends in `$`, which also matches before a trailing "
-            "newline, so 'demo\\n' passes as a file name",
-            strict=True,
-        ),
     ),
     pytest.param(
         Bad(GOOD.replace("id: a", "id: ../x"), 5, ("cases[0].id", "'../x' is not a safe name")),
@@ -321,17 +301,14 @@ BAD = [
     pytest.param(
         Bad(GOOD.replace('  command: [echo, "{{input}}"]\n', ""), 2, ("target",)),
         id="target-empty",
-        marks=MODEL_NAME_LEAK,
     ),
     pytest.param(
         Bad(GOOD + "defaults: 3\n", 8, ("defaults",)),
         id="defaults-not-a-mapping",
-        marks=MODEL_NAME_LEAK,
     ),
     pytest.param(
         Bad(GOOD + "  - just-a-string\n", 8, ("cases[1]",)),
         id="case-not-a-mapping",
-        marks=MODEL_NAME_LEAK,
     ),
     pytest.param(
         Bad(
@@ -562,11 +539,6 @@ def test_problems_in_suite_and_cases_file_are_reported_together(tmp_path: Path) 
     assert any(d.startswith(f"{path}:7: ") for d in details)
 
 
-@pytest.mark.xfail(
-    reason="a case that fails model validation is validated twice (with the whole file and on "
-    "its own), so each of its problems is listed twice",
-    strict=True,
-)
 @pytest.mark.parametrize(
     "replace",
     [("id: a", "id: ../x"), ("input: hello", "inptu: hello")],
