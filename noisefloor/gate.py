@@ -12,7 +12,13 @@ from typing import Any
 
 from noisefloor import __version__
 from noisefloor.engine import EngineStats, band_tasks, comparison_tasks, missing_samples, run_tasks
-from noisefloor.errors import BaselineMissing, StoreError, TargetChanged, UsageError
+from noisefloor.errors import (
+    BaselineMissing,
+    StoreError,
+    TargetChanged,
+    TargetConfigError,
+    UsageError,
+)
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
@@ -150,6 +156,7 @@ def run_suite(
             redactor=redactor,
             on_sample=opts.on_sample,
         )
+        served = _endpoint_checks(store, built, cases) if built.record.kind == "http" else {}
         run = RunRecord(
             run_id=_run_id(suite.name),
             suite=suite.name,
@@ -162,6 +169,7 @@ def run_suite(
             epoch=epoch,
             jobs=opts.jobs,
             calls=calls,
+            served_models=served,
             cases=cases,
         )
         store.save_run(run)
@@ -174,6 +182,43 @@ def run_suite(
     bands, stats = _bands(store, suite.name, cases)
     _index(store, run)
     return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _endpoint_checks(store: Store, built: BuiltTarget, cases: list[CaseRecord]) -> dict[str, int]:
+    """Count the models an endpoint served; refuse a run in which every call was refused.
+
+    A 4xx such as 401 or 404 on every call is a configuration problem, not a model failure.
+    """
+    from noisefloor.scoring import read_sample
+
+    served: Counter[str] = Counter()
+    refused: list[str] = []
+    total = 0
+    for case in cases:
+        sample_dir = store.abs(case.sample_dir)
+        for repeat in range(case.repeats):
+            sample = read_sample(store.sample_path(sample_dir, repeat))
+            total += 1
+            envelope = sample.envelope or {}
+            if envelope.get("served_model"):
+                served[str(envelope["served_model"])] += 1
+            if envelope.get("error_class") == "config":
+                refused.append(sample.error or "refused")
+    if total and len(refused) == total:
+        raise TargetConfigError(
+            f"the endpoint refused every call: {refused[0]}",
+            hint="check target.http.base_url, model and api_key_env; nothing was compared",
+        )
+    return dict(sorted(served.items()))
+
+
+def _served_warnings(run: RunRecord, side: str) -> list[str]:
+    requested = run.target.spec.get("model")
+    other = {m: n for m, n in run.served_models.items() if m != requested}
+    if not other:
+        return []
+    shown = ", ".join(f"{m!r} x{n}" for m, n in other.items())
+    return [f"the {side}'s endpoint served {shown} where {requested!r} was requested"]
 
 
 def _index(store: Store, run: RunRecord) -> None:
@@ -284,6 +329,7 @@ def compare_runs(
 ) -> dict[str, Any]:
     """Compare two stored runs: both scored with the candidate's scorers. Never calls a target."""
     warnings = _check_comparable(base, cand, allow_target_change)
+    warnings += _served_warnings(base, "baseline") + _served_warnings(cand, "candidate")
     view = ReadOnlyStore(store.root)
     _require_samples(view, [*base.cases, *cand.cases])
     scorers = {c.case_id: c.scorers for c in cand.cases}
@@ -364,7 +410,8 @@ def adoption_report(
         "cases": cases,
         "warnings": [
             f"no baseline for {result.run.suite!r} yet: adopted {result.run.run_id} as the baseline. "
-            "Nothing was compared; run check again after a change."
+            "Nothing was compared; run check again after a change.",
+            *_served_warnings(result.run, "run"),
         ],
         "runs": {"candidate": _run_summary(result.run)},
         "calls": result.run.calls,

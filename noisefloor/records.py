@@ -91,6 +91,8 @@ class RunRecord(_Record):
     calls: int
     """Target calls this run made (0 when every sample came from the cache)."""
     rescored_from: str | None = None
+    served_models: dict[str, int] = {}
+    """HTTP targets: how many samples each model the endpoint said it served answered."""
     cases: list[CaseRecord]
 
 
