@@ -119,9 +119,9 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
     parser.add_argument(
         "--suspect-drop",
         type=_non_negative,
-        default=0.20,
         metavar="X",
-        help="a pass-rate drop this large that is not significant is inconclusive (default 0.20)",
+        help="a pass-rate drop this large that is not significant is inconclusive "
+        "(default: the suite's defaults.suspect_drop, else 0.20)",
     )
     parser.add_argument(
         "--min-rate-drop",
@@ -143,7 +143,14 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
     parser.add_argument(
         "--suite-gate",
         action="store_true",
-        help="also fail when the suite's mean pass-rate change lies wholly below -0.02",
+        help="also fail when the suite's mean pass-rate change lies wholly below -SUITE_MIN_EFFECT",
+    )
+    parser.add_argument(
+        "--suite-min-effect",
+        type=_non_negative,
+        default=0.02,
+        metavar="X",
+        help="mean pass-rate drop across cases that --suite-gate fails on (default 0.02)",
     )
     parser.add_argument(
         "--allow-target-change",
@@ -157,19 +164,32 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
     )
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace, suite: Any = None) -> Any:
+    """The rule settings: flags first, then the suite's `defaults`, then the rule's own."""
     from noisefloor.verdict import RuleName, RuleSettings
 
+    defaults = suite.defaults if suite is not None else None
+    min_effect = args.min_effect
+    if min_effect is None and defaults is not None:
+        min_effect = defaults.min_effect
+    suspect = args.suspect_drop
+    if suspect is None:
+        suspect = (
+            defaults.suspect_drop
+            if defaults is not None and defaults.suspect_drop is not None
+            else 0.20
+        )
     return RuleSettings(
         rule=RuleName(args.rule),
         alpha=args.alpha,
-        min_effect=args.min_effect,
-        suspect_drop=args.suspect_drop,
+        min_effect=min_effect,
+        suspect_drop=suspect,
         min_rate_drop=args.min_rate_drop,
         n_min=args.min_valid,
         min_valid=args.min_valid,
         strict=args.strict,
         suite_gate=args.suite_gate,
+        suite_min_effect=args.suite_min_effect,
     )
 
 
@@ -326,6 +346,8 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
     from noisefloor.suite import load_suite
 
     suite = load_suite(args.suite)
+    if kw.pop("with_settings", False):
+        extra = (_settings(args, suite), *extra)
     opts, progress = _progress(args)
     try:
         return fn(_store(args), suite, opts, *extra, **kw)
@@ -388,7 +410,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = _sample(
         args,
         check_suite,
-        _settings(args),
+        with_settings=True,
         allow_target_change=args.allow_target_change,
         require_baseline=args.require_baseline,
         continue_on_scorer_error=args.continue_on_scorer_error,

