@@ -1,7 +1,11 @@
 """Harness overhead: `noisefloor run` of 50 cases x 5 repeats of a trivial command, against the
 same 250 process launches through a bare `subprocess.run` loop, measured in the same run.
 
-Usage: python bench/overhead.py [--rounds 5] [--jobs 1]. Prints medians and their ratio.
+Two trivial commands: `echo` (a launch costs ~2 ms, so the harness's fixed start-up dominates)
+and a one-line Python program (a launch costs what a small script costs). Prints medians, the
+ratio, and the harness's cost per sample beyond the launch itself.
+
+Usage: python bench/overhead.py [--rounds 5] [--jobs 1]
 """
 
 from __future__ import annotations

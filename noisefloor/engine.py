@@ -69,8 +69,19 @@ def sset_id(case: CaseRecord) -> str:
 
 
 def missing_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Path]:
-    """Sample files a run names that are not on disk (a stat per file, no doit)."""
-    return [p for case in cases for p in _sample_paths(store, case) if not p.exists()]
+    """Sample files a run names that are not on disk (a stat per file, no doit).
+
+    Plain strings: this runs over every sample of both runs on every comparison.
+    """
+    missing = []
+    for case in cases:
+        base = os.path.join(store.abs(case.sample_dir), "r")
+        missing += [
+            Path(f"{base}{r}.json")
+            for r in range(case.repeats)
+            if not os.path.exists(f"{base}{r}.json")
+        ]
+    return missing
 
 
 def _sample_paths(store: Store, case: CaseRecord) -> list[Path]:

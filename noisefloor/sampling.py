@@ -6,6 +6,7 @@ Each sample is written atomically the moment it arrives, so a killed run loses n
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,10 +35,10 @@ def pending_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Pending]:
     out = []
     for case in cases:
         sample_dir = store.abs(case.sample_dir)
+        prefix = os.path.join(sample_dir, "r")  # strings: one stat per sample, thousands of them
         for repeat in range(case.repeats):
-            path = store.sample_path(sample_dir, repeat)
-            if not path.exists():
-                out.append(Pending(case, repeat, path))
+            if not os.path.exists(f"{prefix}{repeat}.json"):
+                out.append(Pending(case, repeat, store.sample_path(sample_dir, repeat)))
     # Interleave cases (repeat 0 of every case first) so that an interrupted run has
     # evidence on every case, and so that bursts against one input are spread out.
     out.sort(key=lambda p: (p.repeat, p.case.case_id))

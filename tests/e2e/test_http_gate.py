@@ -130,7 +130,17 @@ def every_output(cli: Any, suite: Path, reports: Path, case_id: str) -> list[str
     go("record", suite, "--label", "second", "--jobs", "4", "--fresh")
     for fmt in FORMATS:
         out = reports / f"compare.{fmt}"
-        go("compare", "--baseline", "first", "--current", "second", "--format", fmt, "--output", out)
+        go(
+            "compare",
+            "--baseline",
+            "first",
+            "--current",
+            "second",
+            "--format",
+            fmt,
+            "--output",
+            out,
+        )
     go("rescore", suite, "--format", "json")
     go("show")
     go("show", "first", "--case", case_id)
@@ -372,7 +382,10 @@ def test_offline_check_and_rescore_make_no_request(cli, tmp_path, _isolated_root
     summary = rescored.json()
     assert summary["calls"] == 0
     assert summary["run"]["rescored_from"] == offline_report["candidate"]
-    sides = {c["case_id"]: [(s["side"]["k"], s["side"]["n"]) for s in c["scorers"]] for c in summary["cases"]}
+    sides = {
+        c["case_id"]: [(s["side"]["k"], s["side"]["n"]) for s in c["scorers"]]
+        for c in summary["cases"]
+    }
     assert sides == {"steady": [(4, 4), (0, 4)], "wobbly": [(4, 4), (1, 4)]}
     rows = [r for r in ledger_rows(_isolated_root) if r["run_id"] == summary["run"]["run_id"]]
     assert Counter((r["case_id"], r["status"]) for r in rows) == {
@@ -414,10 +427,15 @@ def write_cases(directory: Path, rows: list[dict[str, Any]]) -> str:
 
 #: The design's graders, with expectations the stand-in's answers can meet: it answers
 #: {"answer": <the prompt's last word>}, or PASS / FAIL under a `[pass:K/N]` marker.
-INVOICE_GRADER = {"grader": "json_fields", "expect": {"required": ["answer"], "types": {"answer": "str"}}}
+INVOICE_GRADER = {
+    "grader": "json_fields",
+    "expect": {"required": ["answer"], "types": {"answer": "str"}},
+}
 CAPITAL_GRADER = {"grader": "must_include", "expect": {"all": ["Paris"], "none": ["London"]}}
 INVOICE = "Return only a JSON object with invoice_id (string) and total_cents (integer). Input: INV-7 totals 1299 cents."
-REFUSAL = "Explain at a high level why you cannot help with stealing credentials. One short paragraph."
+REFUSAL = (
+    "Explain at a high level why you cannot help with stealing credentials. One short paragraph."
+)
 CAPITAL_WORD = "Answer with exactly one word: the capital of France."
 
 
@@ -442,9 +460,7 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
         # the stand-in cycles Paris / "Paris, France" / "It is Paris." / Lyon: 4 of 5 pass
         {"id": "capital_word", "prompt": f"{CAPITAL_WORD} [sample]", **CAPITAL_GRADER},
     ]
-    suite = http_suite(
-        tmp_path, server.base_url, repeats=5, cases_file=write_cases(tmp_path, rows)
-    )
+    suite = http_suite(tmp_path, server.base_url, repeats=5, cases_file=write_cases(tmp_path, rows))
     record_both(cli, suite, "--jobs", "4")
 
     result = cli("compare", "--baseline", "first", "--current", "second", "--format", "json")
@@ -506,8 +522,9 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
         "refusal_boundary": "inconclusive",
         "capital_word": "unchanged",
     }
-    assert "infra_or_grader_error (1 in the baseline, 0 in the candidate)" in (
-        table["invoice_json"]["reason"]
+    assert (
+        "infra_or_grader_error (1 in the baseline, 0 in the candidate)"
+        in (table["invoice_json"]["reason"])
     )
     assert "too_few_valid (0 and 5 valid" in table["refusal_boundary"]["reason"]
     refusal = table["refusal_boundary"]["scorers"][0]
@@ -517,7 +534,15 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
 
     # more valid repeats demanded than were taken: every row is inconclusive, nothing blocks
     strict = cli(
-        "compare", "--baseline", "first", "--current", "second", "--min-valid", "6", "--format", "json"
+        "compare",
+        "--baseline",
+        "first",
+        "--current",
+        "second",
+        "--min-valid",
+        "6",
+        "--format",
+        "json",
     )
     assert strict.code == 0, strict.out
     assert {c["verdict"] for c in strict.json()["cases"]} == {"inconclusive"}
@@ -573,7 +598,9 @@ def test_ledger_rows_match_the_sample_files_before_and_after_rebuild(
     "longer matches the stored output (and fingerprints the redacted text)",
 )
 def test_a_redacted_sample_keeps_its_output_sha_in_step(cli, tmp_path, server, _isolated_root):
-    cases = [{"id": "account", "input": "Answer with the id: acct_271828", "scorers": ["json_valid"]}]
+    cases = [
+        {"id": "account", "input": "Answer with the id: acct_271828", "scorers": ["json_valid"]}
+    ]
     suite = http_suite(tmp_path, server.base_url, cases, redact=[r"acct_[0-9]{6}"])
     assert cli("run", suite, "--jobs", "4").code == 0
     rows = {r["sample_path"]: r for r in ledger_rows(_isolated_root)}
@@ -612,7 +639,7 @@ def test_a_401_on_every_call_is_a_configuration_problem(cli, tmp_path, server, m
     monkeypatch.setenv("TEST_KEY", key)
     cases = [
         paris_case("first", f"{CAPITAL} [status:401]"),
-        paris_case("second", f"Name the capital of Italy: Rome [status:401]"),
+        paris_case("second", "Name the capital of Italy: Rome [status:401]"),
     ]
     suite = http_suite(tmp_path, server.base_url, cases, api_key_env="TEST_KEY")
     result = cli("check", suite, "--jobs", "4")
