@@ -128,6 +128,7 @@ def run_suite(
     with store.lock(suite.name):
         key = built.record.key
         epoch = store.bump_epoch(suite.name, key) if opts.fresh else store.epoch(suite.name, key)
+        redactor = Redactor(suite.redact, built.secrets)
         cases = []
         for case in suite.cases:
             case_key = _case_key(case)
@@ -136,7 +137,7 @@ def run_suite(
                 CaseRecord(
                     case_id=case.id,
                     case_key=case_key,
-                    input=case.input,
+                    input=redactor.text(case.input),
                     repeats=opts.repeats or case.repeats,
                     sample_dir=store.rel(sample_dir),
                     tags=list(case.tags),
@@ -144,10 +145,9 @@ def run_suite(
                     line=case.line,
                 )
             )
-        pending = pending_samples(store, cases)
+        pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
         if opts.on_start is not None:
             opts.on_start(len(pending))
-        redactor = Redactor(suite.redact, built.secrets)
         calls = take_samples(
             store,
             built.target,

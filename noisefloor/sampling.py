@@ -6,13 +6,16 @@ Each sample is written atomically the moment it arrives, so a killed run loses n
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store
@@ -28,17 +31,26 @@ class Pending:
     case: CaseRecord
     repeat: int
     path: Path
+    input: str
+    """What the target receives: the suite's input, before any redaction of the records."""
 
 
-def pending_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Pending]:
-    """Every missing sample file: the only target calls a run needs to make."""
+def pending_samples(
+    store: Store, cases: Sequence[CaseRecord], inputs: Mapping[str, str] | None = None
+) -> list[Pending]:
+    """Every missing sample file: the only target calls a run needs to make.
+
+    `inputs` maps case id to the input to send, when the records hold a redacted copy.
+    """
+    inputs = inputs or {}
     out = []
     for case in cases:
         sample_dir = store.abs(case.sample_dir)
         prefix = os.path.join(sample_dir, "r")  # strings: one stat per sample, thousands of them
         for repeat in range(case.repeats):
             if not os.path.exists(f"{prefix}{repeat}.json"):
-                out.append(Pending(case, repeat, store.sample_path(sample_dir, repeat)))
+                path = store.sample_path(sample_dir, repeat)
+                out.append(Pending(case, repeat, path, inputs.get(case.case_id, case.input)))
     # Interleave cases (repeat 0 of every case first) so that an interrupted run has
     # evidence on every case, and so that bursts against one input are spread out.
     out.sort(key=lambda p: (p.repeat, p.case.case_id))
@@ -75,6 +87,24 @@ class Redactor:
         return obj
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _rehash(data: dict[str, Any]) -> None:
+    """Hashes in an envelope must be of what is stored: a hash of the text before redaction
+    would both mismatch the stored text and fingerprint what was hidden (a short number can be
+    recovered from its hash)."""
+    envelope = data.get("envelope")
+    if not isinstance(envelope, dict):
+        return
+    if envelope.get("output_sha") is not None:
+        envelope["output_sha"] = _sha256(data["output"]["text"].encode("utf-8"))
+    messages = (envelope.get("request") or {}).get("messages")
+    if envelope.get("prompt_sha") is not None and messages is not None:
+        envelope["prompt_sha"] = _sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS))
+
+
 async def _take(
     store: Store,
     target: Target,
@@ -92,10 +122,12 @@ async def _take(
         nonlocal calls
         async with semaphore:
             sample = await target.sample(
-                CaseInput(case_id=item.case.case_id, input=item.case.input), item.repeat, jobs
+                CaseInput(case_id=item.case.case_id, input=item.input), item.repeat, jobs
             )
             calls += sample.attempts
             data = redactor.apply(sample.model_dump(mode="json"))
+            if redactor:
+                _rehash(data)
             # fsync off the event loop, so that other calls proceed meanwhile
             await asyncio.to_thread(store.write_sample, item.path, data)
         if on_sample is not None:

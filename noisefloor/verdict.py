@@ -168,6 +168,11 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
         raise ValueError("a case needs at least one side")
     if base is None:
         assert cand is not None
+        if cand.valid == 0:
+            return {
+                "verdict": Verdict.INCONCLUSIVE,
+                "reason": "every repeat hit an infrastructure error",
+            }
         if cand.ok == 0:
             return {
                 "verdict": Verdict.BROKEN,

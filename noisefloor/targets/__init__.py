@@ -1,24 +1,38 @@
 """Targets: the programs under test, and the one protocol every kind of target implements.
 
-Re-exports the public names of `base`, `command` and `function`.
+Names load on first use, so that reading samples never imports subprocess or HTTP machinery.
 """
 
 from __future__ import annotations
 
-from noisefloor.targets.base import CaseInput, Outcome, RawSample, Stream, Target, decode_stream
-from noisefloor.targets.command import CommandTarget, describe_status, utc_now_iso
-from noisefloor.targets.function import FunctionTarget, TargetFunction
+import importlib
+from typing import Any
 
-__all__ = [
-    "CaseInput",
-    "CommandTarget",
-    "FunctionTarget",
-    "Outcome",
-    "RawSample",
-    "Stream",
-    "Target",
-    "TargetFunction",
-    "decode_stream",
-    "describe_status",
-    "utc_now_iso",
-]
+_EXPORTS = {
+    "CaseInput": "noisefloor.targets.base",
+    "CommandTarget": "noisefloor.targets.command",
+    "FunctionTarget": "noisefloor.targets.function",
+    "HttpTarget": "noisefloor.targets.http",
+    "Outcome": "noisefloor.targets.base",
+    "RawSample": "noisefloor.targets.base",
+    "Stream": "noisefloor.targets.base",
+    "Target": "noisefloor.targets.base",
+    "TargetFunction": "noisefloor.targets.function",
+    "decode_stream": "noisefloor.targets.base",
+    "describe_status": "noisefloor.targets.command",
+    "utc_now_iso": "noisefloor.targets.command",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'noisefloor.targets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -241,11 +241,6 @@ def test_a_case_whose_calls_exhaust_retries_is_infrastructure_not_a_fail(
     assert all(r["status"] == "invalid" and r["reason"].startswith("infra:") for r in down_rows)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adoption calls a case whose every call exhausted its retries `broken` (exit 2); "
-    "a comparison calls the same case inconclusive",
-)
 def test_adopting_a_run_whose_case_exhausted_retries_does_not_blame_the_target(
     cli, tmp_path, server
 ):
@@ -311,11 +306,6 @@ def test_the_api_key_is_sent_but_never_stored_or_reported(
     assert not [text for text in printed if key in text]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the run record keeps each case's input unredacted (and `show` prints it), "
-    "so a `redact:` match in a prompt reaches disk and output",
-)
 def test_redact_patterns_scrub_samples_ledger_and_reports(cli, tmp_path, server, _isolated_root):
     secret = "acct_314159"
     cases = [
@@ -592,11 +582,6 @@ def test_ledger_rows_match_the_sample_files_before_and_after_rebuild(
     assert ledger_rows(_isolated_root) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the envelope's output_sha is the hash of the output before redaction, so it no "
-    "longer matches the stored output (and fingerprints the redacted text)",
-)
 def test_a_redacted_sample_keeps_its_output_sha_in_step(cli, tmp_path, server, _isolated_root):
     cases = [
         {"id": "account", "input": "Answer with the id: acct_271828", "scorers": ["json_valid"]}
