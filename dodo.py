@@ -8,6 +8,8 @@ regresses fails its task with the gate's exit code and evidence in the log.
 import sys
 from pathlib import Path
 
+from noisefloor.pipeline import suite_tasks
+
 # doit's own state sits in the store root, where the store's .gitignore keeps it out of commits.
 DOIT_CONFIG = {
     "default_tasks": ["check"],
@@ -29,3 +31,11 @@ def task_check():
             "file_dep": [str(suite)],
             "uptodate": [False],
         }
+
+
+def task_pipeline():
+    """The sample, score and band tasks of every suite under suites/ (`doit list --all`)."""
+    for suite in SUITES:
+        for task in suite_tasks(suite, Path(__file__).parent / ".noisefloor"):
+            deps = [f"pipeline:{name}" for name in task.get("task_dep", [])]
+            yield {**task, "task_dep": deps}

@@ -37,6 +37,7 @@ from noisefloor.verdict import (
 __all__ = [
     "RunOptions",
     "RunResult",
+    "case_records",
     "check_suite",
     "compare_labels",
     "compare_runs",
@@ -106,6 +107,36 @@ def _bands(
     return {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()}, stats
 
 
+def case_records(
+    store: Store,
+    suite: Suite,
+    built: BuiltTarget,
+    epoch: int,
+    repeats: int | None = None,
+    redactor: Redactor | None = None,
+) -> list[CaseRecord]:
+    """Each case as a run records it: its sample directory (the cache key) and its scorers."""
+    redactor = redactor or Redactor(suite.redact, built.secrets)
+    key = built.record.key
+    cases = []
+    for case in suite.cases:
+        case_key = _case_key(case)
+        sample_dir = store.sample_dir(suite.name, case.id, key, case_key, epoch)
+        cases.append(
+            CaseRecord(
+                case_id=case.id,
+                case_key=case_key,
+                input=redactor.text(case.input),
+                repeats=repeats or case.repeats,
+                sample_dir=store.rel(sample_dir),
+                tags=list(case.tags),
+                scorers=_scorer_uses(case),
+                line=case.line,
+            )
+        )
+    return cases
+
+
 def run_suite(
     store: Store,
     suite: Suite,
@@ -129,22 +160,7 @@ def run_suite(
         key = built.record.key
         epoch = store.bump_epoch(suite.name, key) if opts.fresh else store.epoch(suite.name, key)
         redactor = Redactor(suite.redact, built.secrets)
-        cases = []
-        for case in suite.cases:
-            case_key = _case_key(case)
-            sample_dir = store.sample_dir(suite.name, case.id, key, case_key, epoch)
-            cases.append(
-                CaseRecord(
-                    case_id=case.id,
-                    case_key=case_key,
-                    input=redactor.text(case.input),
-                    repeats=opts.repeats or case.repeats,
-                    sample_dir=store.rel(sample_dir),
-                    tags=list(case.tags),
-                    scorers=_scorer_uses(case),
-                    line=case.line,
-                )
-            )
+        cases = case_records(store, suite, built, epoch, opts.repeats, redactor)
         pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
         if opts.on_start is not None:
             opts.on_start(len(pending))

@@ -60,13 +60,13 @@ def render(report: dict[str, Any]) -> str:
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
         lines.append(f"  {mark:>12}  {case['case_id']}  {case['reason']}{tag}")
         for s in case["scorers"]:
-            lines.append(
-                f"  {'':>12}    {s['key']}: {s['verdict']}: {side_text(s['baseline'])} -> "
-                f"{side_text(s['candidate'])}"
-            )
+            # one line per scorer: its own verdict only where it differs from the case's
+            verdict = "" if s["verdict"] in (case["verdict"], "unchanged") else f" [{s['verdict']}]"
             evidence = evidence_line(s.get("evidence") or {})
-            if evidence:
-                lines.append(f"  {'':>12}      {evidence}")
+            lines.append(
+                f"  {'':>12}    {s['key']}{verdict}: {side_text(s['baseline'])} -> "
+                f"{side_text(s['candidate'])}" + (f"; {evidence}" if evidence else "")
+            )
     for warning in report.get("warnings", []):
         lines.append(f"warning: {warning}")
     lines.append(f"exit {report['exit_code']}")

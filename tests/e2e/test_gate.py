@@ -220,3 +220,20 @@ def test_every_format_renders_every_rule(cli, project):
             assert result.code == 0, (fmt, rule, result.err)
             assert "alpha" in result.out or fmt != "terminal" or rule != "exact"
             assert "beta" in result.out
+
+
+def test_dodo_lists_the_gate_and_the_pipeline():
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-m", "doit", "list", "--all"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "check:quickstart" in out
+    assert "pipeline:sample:gate-quickstart:capital-of-france@" in out
+    assert "pipeline:band:gate-quickstart:" in out

@@ -1,0 +1,48 @@
+"""The pipeline as doit tasks for a user's own dodo.py: sample, score and band tasks of a suite.
+
+`doit list` then shows them, and `doit` runs them: sample tasks call the target for the
+repeats whose files are missing, exactly as `noisefloor run` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from noisefloor.engine import band_tasks
+from noisefloor.records import CaseRecord
+from noisefloor.sampling import Redactor, pending_samples, take_samples
+from noisefloor.store import Store
+from noisefloor.suite import load_suite
+from noisefloor.targets.factory import build_target
+
+__all__ = ["suite_tasks"]
+
+
+def suite_tasks(suite_path: str | Path, root: str | Path = ".noisefloor") -> list[dict[str, Any]]:
+    """Task dicts for every case of the suite at its current target version and epoch.
+
+    Args:
+        suite_path: The suite file.
+        root: The store root.
+
+    Returns:
+        doit task dicts (`sample:…`, `score:…`, `band:…`), ready to yield from a `task_*` function.
+    """
+    from noisefloor.gate import case_records
+
+    suite = load_suite(suite_path)
+    store = Store(root)
+    built = build_target(suite, store.root)
+    epoch = store.epoch(suite.name, built.record.key)
+    cases = case_records(store, suite, built, epoch)
+    inputs = {c.id: c.input for c in suite.cases}
+    redactor = Redactor(suite.redact, built.secrets)
+
+    def take(case: CaseRecord) -> bool:
+        store.ensure()
+        pending = pending_samples(store, [case], inputs)
+        take_samples(store, built.target, pending, redactor=redactor)
+        return True
+
+    return band_tasks(store, suite.name, cases, {}, sample_action=take).tasks
