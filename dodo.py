@@ -27,7 +27,9 @@ def task_check():
         yield {
             "name": suite.stem,
             "doc": f"noisefloor check {suite.relative_to(Path(__file__).parent)}",
-            "actions": [[sys.executable, "-m", "noisefloor", "check", str(suite), "--require-baseline"]],
+            "actions": [
+                [sys.executable, "-m", "noisefloor", "check", str(suite), "--require-baseline"]
+            ],
             "file_dep": [str(suite)],
             "uptodate": [False],
         }
