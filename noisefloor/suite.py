@@ -28,7 +28,6 @@ from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
 __all__ = [
     "Case",
     "CaseSpec",
-    "CommandSpec",
     "HttpSpec",
     "ScorerBinding",
     "Suite",
@@ -56,25 +55,6 @@ Slug = Annotated[str, AfterValidator(_slug)]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class CommandSpec(_Model):
-    """A program run as an argument vector, never through a shell."""
-
-    command: list[str] = Field(min_length=1)
-    """The argv; `{{input}}`, `{{case_id}}` and `{{repeat}}` are filled in per argument."""
-    cwd: str | None = None
-    """Working directory, relative to the suite file (default: the suite file's directory)."""
-    env: dict[str, str] = {}
-    """Variables set on top of the inherited environment."""
-    timeout_s: float = Field(default=60.0, gt=0)
-    """Seconds before the whole process group is killed and the repeat counts as a timeout."""
-    fingerprint: list[str] | None = None
-    """Globs (relative to the suite file) of the files that make up the target's version."""
-    output: Literal["text", "json"] = "text"
-    """`json`: output that does not parse is a failed repeat (`error:parse`)."""
-    max_output_bytes: int = Field(default=10_000_000, gt=0)
-    """Bytes kept per stream; the rest is counted and dropped, and the sample flagged."""
 
 
 class HttpSpec(_Model):
@@ -106,23 +86,28 @@ class TargetSpec(_Model):
     """Exactly one of `command` (with its settings) or `http`."""
 
     command: list[str] | None = Field(default=None, min_length=1)
+    """The argv, never run through a shell; `{{input}}`, `{{case_id}}` and `{{repeat}}` are
+    filled in per argument."""
     cwd: str | None = None
+    """Working directory, relative to the suite file (default: the suite file's directory)."""
     env: dict[str, str] = {}
+    """Variables set on top of the inherited environment."""
     timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds before the whole process group is killed and the repeat counts as a timeout."""
     fingerprint: list[str] | None = None
+    """Globs (relative to the suite file) of the files that make up the target's version."""
     output: Literal["text", "json"] = "text"
+    """`json`: output that does not parse is a failed repeat (`error:parse`)."""
     max_output_bytes: int = Field(default=10_000_000, gt=0)
+    """Bytes kept per stream; the rest is counted and dropped, and the sample flagged."""
     http: HttpSpec | None = None
+    """An OpenAI-compatible chat-completions endpoint instead of a command."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> TargetSpec:
         if (self.command is None) == (self.http is None):
             raise ValueError("give exactly one of `command` (an argv list) or `http`")
         return self
-
-    def command_spec(self) -> CommandSpec:
-        """The command part as its own model."""
-        return CommandSpec.model_validate(self.model_dump(exclude={"http"}))
 
 
 class Defaults(_Model):

@@ -22,6 +22,7 @@ __all__ = [
     "Verdict",
     "case_frame",
     "exit_code_for",
+    "label_order",
     "side",
     "sort_cases",
     "suite_summary",
@@ -89,6 +90,12 @@ class RuleSettings:
         out = asdict(self)
         out["rule"] = self.rule.value
         return out
+
+
+def label_order(label: str) -> tuple[int, str]:
+    """Scorer labels (`<index>:<type>`) in the order the suite lists them."""
+    index, _, name = label.partition(":")
+    return (int(index) if index.isdigit() else 1 << 30, name)
 
 
 def worst(verdicts: Sequence[Verdict]) -> Verdict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, side, worst
+from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
 
 __all__ = ["BandRule", "compare_scorer"]
 
@@ -59,16 +59,11 @@ def compare_scorer(
             higher_better = base.direction != "lower_is_better"
             below, above = mc < lo, mc > hi
             band = f"outside the baseline band [{_fmt(lo)}-{_fmt(hi)}]"
+            moved = f"mean {_fmt(mb)} (n={len(base.values)}) -> {_fmt(mc)} (n={len(cand.values)}), {band}"
             if (below and higher_better) or (above and not higher_better):
-                return (
-                    Verdict.REGRESSED,
-                    f"mean {_fmt(mb)} (n={len(base.values)}) -> {_fmt(mc)} (n={len(cand.values)}), {band}",
-                )
+                return Verdict.REGRESSED, moved
             if below or above:
-                return (
-                    Verdict.IMPROVED,
-                    f"mean {_fmt(mb)} (n={len(base.values)}) -> {_fmt(mc)} (n={len(cand.values)}), {band}",
-                )
+                return Verdict.IMPROVED, moved
     return Verdict.UNCHANGED, f"{shown}, within noise"
 
 
@@ -86,7 +81,7 @@ class BandRule:
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         frame = case_frame(base, cand)
         scorers = []
-        for key in sorted(set(base_scorers) | set(cand_scorers), key=_label_order):
+        for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
             b, c = base_scorers.get(key), cand_scorers.get(key)
             if frame is not None or b is None or c is None:
                 verdict = Verdict.UNMEASURED
@@ -119,11 +114,6 @@ class BandRule:
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Nothing to correct across cases: the band rule decides case by case."""
         return cases, {"procedure": "min-max band per case, no correction across cases"}
-
-
-def _label_order(label: str) -> tuple[int, str]:
-    index, _, name = label.partition(":")
-    return (int(index) if index.isdigit() else 1 << 30, name)
 
 
 def _valid_rate_clause(

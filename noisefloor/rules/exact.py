@@ -11,7 +11,7 @@ from typing import Any
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, side, worst
+from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
 
 __all__ = ["ExactRule"]
 
@@ -26,11 +26,6 @@ def _r(x: float | None) -> float | None:
     if x is None or not math.isfinite(x):
         return x
     return float(f"{x:.6g}")
-
-
-def _label_order(label: str) -> tuple[int, str]:
-    index, _, name = label.partition(":")
-    return (int(index) if index.isdigit() else 1 << 30, name)
 
 
 def _binary_tests(key: str, b: ScorerBand, c: ScorerBand) -> list[dict[str, Any]]:
@@ -110,7 +105,7 @@ class ExactRule:
                         "pmin": stats.fisher_regress_min(*args),
                     }
                 )
-        for key in sorted(set(base_scorers) | set(cand_scorers), key=_label_order):
+        for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
             b, c = base_scorers.get(key), cand_scorers.get(key)
             entry: dict[str, Any] = {
                 "key": key,

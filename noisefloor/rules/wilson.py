@@ -9,7 +9,7 @@ from typing import Any
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, side, worst
+from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
 
 __all__ = ["WilsonRule", "decide_scorer"]
 
@@ -70,7 +70,7 @@ class WilsonRule:
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         scorers: list[dict[str, Any]] = []
-        for key in sorted(set(base_scorers) | set(cand_scorers)):
+        for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
             b, c = base_scorers.get(key), cand_scorers.get(key)
             if frame is not None or b is None or c is None:
                 verdict, reason = (
