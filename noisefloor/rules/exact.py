@@ -79,6 +79,28 @@ def _welch_tests(
     return tests, evidence
 
 
+#: Families whose rejections fail the check: their false alarms add up, so they share alpha.
+FAILING = ("errors", "regress", "worse")
+
+
+def _family_alphas(tests: list[dict[str, Any]], alpha: float) -> dict[str, float]:
+    """Alpha per family, so that the check's family-wise false-alarm rate stays `alpha`.
+
+    The families that can fail the check (error rates, pass rates, continuous values) are each
+    corrected across cases, so their false alarms add up: they split alpha evenly (Bonferroni
+    over families). A family counts only if one of its tests could reach alpha at all, so a
+    suite without continuous scores or target errors keeps the whole of it for pass rates.
+    Improvements fail nothing and keep alpha.
+    """
+    live = [
+        f
+        for f in FAILING
+        if any(t["family"] == f and (f not in DISCRETE or t["pmin"] <= alpha) for t in tests)
+    ]
+    share = alpha / max(1, len(live))
+    return {f: (share if f in FAILING else alpha) for f in (*DISCRETE, *CONTINUOUS)}
+
+
 class ExactRule:
     """Exact per-case tests, corrected across the cases of one check."""
 
@@ -154,21 +176,23 @@ class ExactRule:
         self, cases: list[dict[str, Any]], settings: RuleSettings
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Corrections across cases, then each scorer's and case's verdict."""
-        alpha = settings.alpha
         all_tests = [t for c in cases for t in c.get("tests", [])]
+        alphas = _family_alphas(all_tests, settings.alpha)
         thresholds: dict[str, float] = {}
         for family in DISCRETE:
             pmins = [t["pmin"] for t in all_tests if t["family"] == family]
-            thresholds[family] = stats.tarone_threshold(pmins, alpha) if pmins else alpha
+            a = alphas[family]
+            thresholds[family] = stats.tarone_threshold(pmins, a) if pmins else a
         for family in CONTINUOUS:
             fam = [t for t in all_tests if t["family"] == family]
-            for t, thr in zip(
-                fam, stats.holm_thresholds([t["p"] for t in fam], alpha), strict=True
+            ps = [t["p"] for t in fam]
+            for t, thr, rej in zip(
+                fam,
+                stats.holm_thresholds(ps, alphas[family]),
+                stats.holm(ps, alphas[family]),
+                strict=True,
             ):
-                t["threshold"] = thr
-            rejected = stats.holm([t["p"] for t in fam], alpha)
-            for t, rej in zip(fam, rejected, strict=True):
-                t["rejected"] = rej
+                t["threshold"], t["rejected"] = thr, rej
         for t in all_tests:
             if t["family"] in DISCRETE:
                 t["threshold"] = thresholds[t["family"]]
@@ -201,11 +225,14 @@ class ExactRule:
             )
             for f in DISCRETE
         }
+        alpha = settings.alpha
         suite = {
             "procedure": "one-sided Fisher exact per case with Tarone's correction; "
-            "one-sided Welch with Holm's correction for continuous scores",
+            "one-sided Welch with Holm's correction for continuous scores; alpha split "
+            "evenly between the families that can fail the check",
             "alpha": alpha,
-            "K": {f: max(1, round(alpha / thresholds[f])) for f in DISCRETE},
+            "family_alpha": {f: _r(alphas[f]) for f in (*DISCRETE, *CONTINUOUS)},
+            "K": {f: max(1, round(alphas[f] / thresholds[f])) for f in DISCRETE},
             "testable": k_counts,
             "thresholds": {f: _r(thresholds[f]) for f in DISCRETE},
             "continuous_tests": sum(1 for t in all_tests if t["family"] == "worse"),
