@@ -11,22 +11,26 @@ whether the result met the case's tolerance or budget.
     python3 montecarlo.py prime --n 8911 --rounds 1
     python3 montecarlo.py optimize --restarts 8
 
-The arguments may also come as one string (`"pi --samples 10000 --tol 0.02"`), which is how a
-suite passes them. `--seed` replays a call whose output was stored; the suite never passes it.
+The arguments may also come as one string ("pi --samples 10000 --tol 0.02"), which is how a
+suite passes them. `--seed S` after the task replays a call from the seed printed in its output;
+the suite never passes it.
+
+Start-up is most of the cost of a call, so only modules that load fast are imported (`json`
+would pull in the regular-expression engine and nearly double it).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import random
-import shlex
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 # name: (integrand, lower bound, upper bound, exact value of the integral)
 INTEGRANDS: dict[str, tuple[Callable[[float], float], float, float, float]] = {
@@ -38,23 +42,23 @@ INTEGRANDS: dict[str, tuple[Callable[[float], float], float, float, float]] = {
 }
 
 
-def estimate_pi(rng: random.Random, args: argparse.Namespace) -> dict[str, Any]:
+def estimate_pi(rng: random.Random, samples: int, tol: float) -> dict[str, Any]:
     """Hit-or-miss: the share of random points of the unit square inside the quarter circle."""
     rand = rng.random
-    hits = sum(1 for _ in range(args.samples) if rand() ** 2 + rand() ** 2 <= 1.0)
-    estimate = 4.0 * hits / args.samples
+    hits = sum(1 for _ in range(samples) if rand() ** 2 + rand() ** 2 <= 1.0)
+    estimate = 4.0 * hits / samples
     error = abs(estimate - math.pi)
-    return {"estimate": estimate, "error": error, "tol": args.tol, "ok": error <= args.tol}
+    return {"estimate": estimate, "error": error, "tol": tol, "ok": error <= tol}
 
 
-def integrate(rng: random.Random, args: argparse.Namespace) -> dict[str, Any]:
+def integrate(rng: random.Random, fn: str, samples: int, tol: float) -> dict[str, Any]:
     """Plain Monte-Carlo integration: the width times the mean of f at uniform random points."""
-    f, lo, hi, exact = INTEGRANDS[args.fn]
+    f, lo, hi, exact = INTEGRANDS[fn]
     uniform = rng.uniform
-    total = sum(f(uniform(lo, hi)) for _ in range(args.samples))
-    estimate = (hi - lo) * total / args.samples
+    total = sum(f(uniform(lo, hi)) for _ in range(samples))
+    estimate = (hi - lo) * total / samples
     error = abs(estimate - exact)
-    return {"estimate": estimate, "error": error, "tol": args.tol, "ok": error <= args.tol}
+    return {"estimate": estimate, "error": error, "tol": tol, "ok": error <= tol}
 
 
 class OverBudget(Exception):
@@ -82,14 +86,14 @@ def quickselect(rng: random.Random, items: list[int], k: int, budget: int) -> tu
         items = upper
 
 
-def select(rng: random.Random, args: argparse.Namespace) -> dict[str, Any]:
+def select(rng: random.Random, n: int, k: int, budget: int) -> dict[str, Any]:
     """The k-th smallest of a shuffled 0..n-1 (so the answer is k) within a comparison budget."""
-    items = rng.sample(range(args.n), args.n)
+    items = rng.sample(range(n), n)
     try:
-        value, used = quickselect(rng, items, args.k, args.budget)
+        value, used = quickselect(rng, items, k, budget)
     except OverBudget as over:
-        return {"value": None, "comparisons": over.args[0], "budget": args.budget, "ok": False}
-    return {"value": value, "comparisons": used, "budget": args.budget, "ok": True}
+        return {"value": None, "comparisons": over.args[0], "budget": budget, "ok": False}
+    return {"value": value, "comparisons": used, "budget": budget, "ok": True}
 
 
 def strong_liar(n: int, a: int) -> bool:
@@ -107,17 +111,16 @@ def strong_liar(n: int, a: int) -> bool:
     return False
 
 
-def prime(rng: random.Random, args: argparse.Namespace) -> dict[str, Any]:
+def prime(rng: random.Random, n: int, rounds: int) -> dict[str, Any]:
     """Miller-Rabin with `rounds` random bases: 'composite' is certain, 'probable-prime' is not."""
-    n = args.n
     if n < 4 or n % 2 == 0:
         verdict = "probable-prime" if n in (2, 3) else "composite"
         return {"n": n, "verdict": verdict, "witness": None, "rounds_run": 0}
-    for done in range(1, args.rounds + 1):
+    for done in range(1, rounds + 1):
         a = rng.randrange(2, n - 1)
         if not strong_liar(n, a):
             return {"n": n, "verdict": "composite", "witness": a, "rounds_run": done}
-    return {"n": n, "verdict": "probable-prime", "witness": None, "rounds_run": args.rounds}
+    return {"n": n, "verdict": "probable-prime", "witness": None, "rounds_run": rounds}
 
 
 def rastrigin(x: float) -> float:
@@ -140,63 +143,84 @@ def descend(f: Callable[[float], float], x: float, step: float = 0.1) -> tuple[f
     return x, evals
 
 
-def optimize(rng: random.Random, args: argparse.Namespace) -> dict[str, Any]:
+def optimize(rng: random.Random, restarts: int) -> dict[str, Any]:
     """Random restarts of a local search on Rastrigin over [-5.12, 5.12]; keeps the best."""
-    best_x, best_f, evals = math.nan, math.inf, 0
-    for _ in range(args.restarts):
+    best_x, best_f, evals = None, math.inf, 0
+    for _ in range(restarts):
         x, used = descend(rastrigin, rng.uniform(-5.12, 5.12))
         evals += used
         if rastrigin(x) < best_f:
-            best_x, best_f = x, rastrigin(x)
-    return {
-        "best_x": round(best_x, 6),
-        "best_f": best_f,
-        "evaluations": evals,
-        "found": best_f < 1e-6,
-    }
+            best_x, best_f = round(x, 6), rastrigin(x)
+    return {"best_x": best_x, "best_f": best_f, "evaluations": evals, "found": best_f < 1e-6}
 
 
-TASKS: dict[str, Callable[[random.Random, argparse.Namespace], dict[str, Any]]] = {
-    "pi": estimate_pi,
-    "integrate": integrate,
-    "select": select,
-    "prime": prime,
-    "optimize": optimize,
+def to_json(value: Any) -> str:
+    """JSON for what the tasks return: flat dicts of words, numbers, booleans and null."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{to_json(k)}: {to_json(v)}" for k, v in value.items()) + "}"
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+#: task: (function, its options with their defaults; a type instead of a default is required)
+TASKS: dict[str, tuple[Callable[..., dict[str, Any]], dict[str, Any]]] = {
+    "pi": (estimate_pi, {"samples": 10_000, "tol": 0.05}),
+    "integrate": (integrate, {"fn": str, "samples": 4_000, "tol": 0.05}),
+    "select": (select, {"n": 1_001, "k": 500, "budget": 10_000}),
+    "prime": (prime, {"n": int, "rounds": 1}),
+    "optimize": (optimize, {"restarts": 10}),
 }
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--seed", type=int, help="replay a stored call (default: fresh OS entropy)")
-    sub = p.add_subparsers(dest="task", required=True)
-    pi = sub.add_parser("pi", help="estimate pi by hit-or-miss")
-    pi.add_argument("--samples", type=int, default=10_000)
-    pi.add_argument("--tol", type=float, default=0.05)
-    it = sub.add_parser("integrate", help="integrate a function by plain Monte Carlo")
-    it.add_argument("--fn", choices=sorted(INTEGRANDS), required=True)
-    it.add_argument("--samples", type=int, default=4_000)
-    it.add_argument("--tol", type=float, default=0.05)
-    se = sub.add_parser("select", help="randomized quickselect with a comparison budget")
-    se.add_argument("--n", type=int, default=1_001)
-    se.add_argument("--k", type=int, default=500)
-    se.add_argument("--budget", type=int, default=10_000)
-    pr = sub.add_parser("prime", help="Miller-Rabin primality test with random bases")
-    pr.add_argument("--n", type=int, required=True)
-    pr.add_argument("--rounds", type=int, default=1)
-    op = sub.add_parser("optimize", help="random restarts of a local search on Rastrigin")
-    op.add_argument("--restarts", type=int, default=10)
-    return p
+def parse(argv: list[str]) -> tuple[str, dict[str, Any], int | None]:
+    """`TASK --option value ... [--seed S]` into the task, its options and the seed."""
+    if not argv or argv[0] not in TASKS:
+        raise ValueError(f"the first argument must be one of: {', '.join(TASKS)}")
+    task, rest = argv[0], argv[1:]
+    spec = TASKS[task][1]
+    if len(rest) % 2:
+        raise ValueError(f"every option needs a value: {' '.join(rest)}")
+    given = dict(zip(rest[::2], rest[1::2], strict=True))
+    seed = int(given.pop("--seed")) if "--seed" in given else None
+    options: dict[str, Any] = {}
+    for flag, text in given.items():
+        name = flag.removeprefix("--")
+        if not flag.startswith("--") or name not in spec:
+            raise ValueError(f"{task} takes {', '.join('--' + o for o in spec)}; not {flag}")
+        kind = spec[name] if isinstance(spec[name], type) else type(spec[name])
+        options[name] = kind(text)
+    for name, default in spec.items():
+        if isinstance(default, type) and name not in options:
+            raise ValueError(f"{task} needs --{name}")
+        options.setdefault(name, default)
+    if task == "integrate" and options["fn"] not in INTEGRANDS:
+        raise ValueError(f"--fn must be one of: {', '.join(INTEGRANDS)}")
+    return task, options, seed
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if len(argv) == 1:  # one string holding every argument, as a suite passes them
-        argv = shlex.split(argv[0])
-    args = parser().parse_args(argv)
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(8), "big")
+        argv = argv[0].split()
+    try:
+        task, options, seed = parse(argv)
+    except ValueError as problem:
+        print(f"montecarlo.py: {problem}", file=sys.stderr)
+        return 2
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "big")
     started = time.perf_counter()
-    result = TASKS[args.task](random.Random(seed), args)
+    result = TASKS[task][0](random.Random(seed), **options)
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-    print(json.dumps({"task": args.task, **result, "seed": seed, "elapsed_ms": elapsed_ms}))
+    print(to_json({"task": task, **result, "seed": seed, "elapsed_ms": elapsed_ms}))
     return 0
 
 
