@@ -3,7 +3,8 @@ same 250 process launches through a bare `subprocess.run` loop, measured in the 
 
 Two trivial commands: `echo` (a launch costs ~2 ms, so the harness's fixed start-up dominates)
 and a one-line Python program (a launch costs what a small script costs). Prints medians, the
-ratio, and the harness's cost per sample beyond the launch itself.
+ratio, the same run fully cached (start-up, scoring, writing the run), and the harness's cost
+per sample beyond the launch itself.
 
 Usage: python bench/overhead.py [--rounds 5] [--jobs 1]
 """
@@ -30,28 +31,42 @@ def bare_loop(argvs: list[list[str]]) -> None:
         subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, check=False)
 
 
+def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
+    """Time the bare loop and the harness on one command, interleaved round by round."""
+    argvs = [
+        [part.replace("{{input}}", f"input {i}") for part in command]
+        for i in range(CASES)
+        for _ in range(REPEATS)
+    ]
+    harness, bare, cached = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        suite = write_suite(work, "overhead", command, CASES, REPEATS)
+        for round_ in range(rounds):
+            root = work / f"store{round_}"
+            bare.append(timed(bare_loop, argvs))
+            harness.append(noisefloor("--root", root, "run", suite, "--jobs", str(jobs)))
+            cached.append(noisefloor("--root", root, "run", suite))
+    h, b, c = median(harness), median(bare), median(cached)
+    print(f"{CASES} cases x {REPEATS} repeats of {name}, --jobs {jobs}, {rounds} rounds (medians)")
+    print(f"  bare subprocess.run loop: {b:.3f} s  ({1000 * b / len(argvs):.2f} ms per launch)")
+    print(f"  noisefloor run, whole process: {h:.3f} s; the same run fully cached: {c:.3f} s")
+    print(f"  harness cost per sample beyond the launch: {1000 * (h - c - b) / len(argvs):+.2f} ms")
+    print(f"  ratio: {h / b:.2f}x  (target <= 1.5x)\n")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     echo = shutil.which("echo") or "/bin/echo"
-    argvs = [[echo, f"input {i}"] for i in range(CASES) for _ in range(REPEATS)]
-    harness, bare = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        suite = write_suite(work, "overhead", [echo, "{{input}}"], CASES, REPEATS)
-        for round_ in range(args.rounds):
-            bare.append(timed(bare_loop, argvs))
-            root = work / f"store{round_}"
-            harness.append(noisefloor("--root", root, "run", suite, "--jobs", str(args.jobs)))
-    h, b = median(harness), median(bare)
-    print(
-        f"{CASES} cases x {REPEATS} repeats of `echo`, --jobs {args.jobs}, {args.rounds} rounds (medians)"
-    )
-    print(f"  bare subprocess.run loop: {b:.3f} s  ({1000 * b / len(argvs):.2f} ms per launch)")
-    print(f"  noisefloor run (whole process, start-up and scoring included): {h:.3f} s")
-    print(f"  ratio: {h / b:.2f}x  (target <= 1.5x)")
+    measure("`echo`", [echo, "{{input}}"], args.rounds, args.jobs)
+    script = "import sys; print(sys.argv[1])"
+    python = [sys.executable, "-S", "-c", script, "{{input}}"]
+    measure("a one-line Python program", python, args.rounds, args.jobs)
 
 
 if __name__ == "__main__":

@@ -84,13 +84,20 @@ class Store:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).absolute()
+        self._inside_dirs: set[Path] = set()
 
     # -- paths -------------------------------------------------------------------------------
     def _inside(self, path: Path) -> Path:
+        # Resolving costs a syscall per path component; a directory found inside the root once
+        # is remembered (a run writes thousands of files into a few hundred directories).
+        if path.parent in self._inside_dirs and path.name not in ("..", "."):
+            return path
         resolved = path.resolve()
         root = self.root.resolve()
         if resolved != root and root not in resolved.parents:
             raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
+        if path.parent.is_dir() and not path.is_symlink():
+            self._inside_dirs.add(path.parent)
         return path
 
     def sample_dir(
@@ -191,7 +198,8 @@ class Store:
         files can always be rebuilt, so they skip it (measured: about 1 ms per file).
         """
         self._inside(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(data):x}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
