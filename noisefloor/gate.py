@@ -293,6 +293,8 @@ def _run_summary(run: RunRecord) -> dict[str, Any]:
         "jobs": run.jobs,
         "label": run.label,
         "cases": len(run.cases),
+        "target": {"kind": run.target.kind, **run.target.spec},
+        "served_models": run.served_models,
     }
 
 

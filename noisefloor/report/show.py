@@ -38,7 +38,8 @@ def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str
             out.append(f"-- repeat {repeat} [{s.outcome.value}] {s.wall_s:.3f}s{cpu}{code}")
             if s.error:
                 out.append(f"   error: {s.error}")
-            for name, stream in (("stdout", s.output), ("stderr", s.stderr)):
+            out_name = "stdout" if s.kind == "command" else "output"
+            for name, stream in ((out_name, s.output), ("stderr", s.stderr)):
                 if stream is None or (not stream.text and not stream.size):
                     continue
                 notes = []
