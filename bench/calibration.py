@@ -169,6 +169,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeats", type=int, nargs="+", default=[3, 5, 10])
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument(
+        "--rules", nargs="+", default=[r.value for r in RULES], help="rules to simulate"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     head = (
@@ -184,7 +187,9 @@ def main() -> None:
     print("|" + "---|" * len(head))
     cells = [
         (rule, n, args.suites, args.seed * 1000 + i)
-        for i, (rule, n) in enumerate((rule, n) for rule in RULES for n in args.repeats)
+        for i, (rule, n) in enumerate(
+            (rule, n) for rule in map(RuleName, args.rules) for n in args.repeats
+        )
     ]
     with multiprocessing.get_context("fork").Pool(args.workers) as pool:
         for row in pool.imap(row_of, cells):
