@@ -69,7 +69,7 @@ DERIVED = re.compile(
     r"^(doit\.sqlite|dodo\.sqlite|ledger\.sqlite|scores/|bands/|verdicts/|reports/|locks/)"
     r"|\.tmp$"
 )
-MACHINE_PATHS = ("/tmp/", "/root/", "/home/", "/work/", "/Users/", "C:\\")
+MACHINE_PATHS = ("/tmp/", "/root/", "/home/", "/Users/", "C:\\")
 SECRET_LIKE = re.compile(
     r"sk-[A-Za-z0-9_-]{12,}|Bearer\s|\"authorization\"|api[_-]?key|ghp_[A-Za-z0-9]{20,}"
     r"|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY",
