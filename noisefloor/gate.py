@@ -37,11 +37,11 @@ from noisefloor.verdict import (
 __all__ = [
     "RunOptions",
     "RunResult",
+    "adoption_report",
     "case_records",
     "check_suite",
     "compare_labels",
     "compare_runs",
-    "adoption_report",
     "diff_runs",
     "rescore_run",
     "resolve_run",
@@ -97,12 +97,9 @@ def _run_id(suite: str) -> str:
 
 
 def _bands(
-    store: Store,
-    suite: str,
-    cases: list[CaseRecord],
-    scorers: dict[str, list[ScorerUse]] | None = None,
+    store: Store, suite: str, cases: list[CaseRecord]
 ) -> tuple[dict[str, CaseBand], EngineStats]:
-    side_tasks = band_tasks(store, suite, cases, scorers or {})
+    side_tasks = band_tasks(store, suite, cases, {})
     stats = run_tasks(store, side_tasks.tasks)
     return {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()}, stats
 
@@ -568,12 +565,11 @@ def compare_labels(
 def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
     """Apply the suite's current scorers to a stored run's samples; never calls the target."""
     view = ReadOnlyStore(store.root)
-    run = view.load_run(suite.name, run_id) if run_id and not run_id.startswith("-") else None
-    if run_id and run is None:
-        run = view.find_run(run_id)
-    run = run or view.latest_run(suite.name)
+    run = resolve_run(view, run_id, suite.name) if run_id else view.latest_run(suite.name)
     if run is None:
         raise StoreError(f"no runs of suite {suite.name!r} under {store.root}")
+    if run.suite != suite.name:
+        raise UsageError(f"run {run.run_id} belongs to suite {run.suite!r}, not {suite.name!r}")
     current = {c.id: c for c in suite.cases}
     cases = [
         c.model_copy(update={"scorers": _scorer_uses(current[c.case_id])})
@@ -593,8 +589,8 @@ def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
     )
     _require_samples(view, cases)
     bands, stats = _bands(view, suite.name, cases)
-    _index(view, new)
     view.save_run(new)
+    _index(view, new)
     skipped = sorted(set(current) - {c.case_id for c in run.cases})
     warnings = (
         [f"{len(skipped)} case(s) of the suite are not in run {run.run_id} and were skipped"]

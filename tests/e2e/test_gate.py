@@ -242,3 +242,15 @@ def test_dodo_lists_the_gate_and_the_pipeline():
     assert "check:quickstart" in out
     assert "pipeline:sample:gate-quickstart:capital-of-france@" in out
     assert "pipeline:band:gate-quickstart:" in out
+
+
+def test_rescore_names_a_run_by_id_prefix_or_label(cli, project):
+    suite, log = logged_suite(project)
+    labelled = cli("run", suite, "--label", "first", "--format", "json").json()["run"]["run_id"]
+    latest = cli("run", suite, "--format", "json").json()["run"]["run_id"]
+    for ref, expected in ((latest, latest), (latest[:22], latest), ("first", labelled)):
+        result = cli("rescore", suite, ref, "--format", "json")
+        assert result.code == 0, result.err
+        assert result.json()["run"]["rescored_from"] == expected
+    assert calls(log) == 10
+    assert cli("rescore", suite, "nope").code == 3
