@@ -22,7 +22,11 @@ PROGRAM = "montecarlo.py"
 JOBS = ("--jobs", "2")
 #: Fresh samplings compared with the adopted one, each a check that must not fail. The check after
 #: the code change is one more for the 29 cases it leaves alone. About 150 calls each.
-FRESH_CHECKS = 1
+FRESH_CHECKS = 2
+#: By design a check false-alarms at most 5% of the time (about 2% on this mix), so a test that
+#: demanded silence from every check would itself fail now and then. One false alarm in two is
+#: tolerated; two (0.04% for a rule at 2%, 25% for one at 50%) is a broken rule.
+TOLERATED_ALARMS = 1
 #: The code change: the integrand of `square` becomes x + x, which only case BROKEN uses.
 GOOD = '"square": (lambda x: x * x,'
 BAD = '"square": (lambda x: x + x,'
@@ -63,15 +67,17 @@ def test_fresh_samplings_of_unchanged_code_raise_no_alarm(cli, suite):
     assert adopted.json()["adopted"] is True
     assert adopted.json()["counts"] == {"added": 30}
     noisy: set[str] = set()
+    alarms = []
     for attempt in range(FRESH_CHECKS):
         result = cli("check", suite, "--fresh", *JOBS, "--format", "json")
         report = result.json()
-        # A failure here is a false alarm: the rule holds them to 5% per check.
-        assert result.code == 0, (attempt, report["counts"], by_verdict(report, "regressed"))
-        assert report["counts"].get("regressed", 0) == 0
+        assert result.code in (0, 1), (attempt, report["counts"])  # never broken, never a fault
         assert report["counts"].get("broken", 0) == 0
         assert report["candidate"] != report["baseline"]
+        if result.code:  # a false alarm: the rule holds them to 5% per check
+            alarms.append((attempt, by_verdict(report, "regressed")))
         noisy |= mixed(report)
+    assert len(alarms) <= TOLERATED_ALARMS, alarms
     # the noise was real: the flaky cases disagreed with themselves, the others never did
     assert noisy, "no case ever both passed and failed: the program is not random"
     assert not noisy & {"select-median", "prime-mersenne-31", "optimize-250", BROKEN}
@@ -88,7 +94,9 @@ def test_breaking_one_always_passing_case_is_regressed_with_its_evidence(cli, su
     report = result.json()
     assert result.code == 1, report["counts"]
     assert report["exit_code"] == 1
-    assert by_verdict(report, "regressed") == [BROKEN]
+    # the broken case, and at most one false alarm among the 29 others, re-sampled too
+    regressed = by_verdict(report, "regressed")
+    assert BROKEN in regressed and len(regressed) <= 1 + TOLERATED_ALARMS, regressed
     assert by_verdict(report, "broken") == []
     case = next(c for c in report["cases"] if c["case_id"] == BROKEN)
     [scorer] = case["scorers"]
@@ -111,6 +119,6 @@ def test_breaking_one_always_passing_case_is_regressed_with_its_evidence(cli, su
     )
     wilson = cli("diff", "--rule", "wilson", "--format", "json")
     assert wilson.code == 1
-    assert by_verdict(wilson.json(), "regressed") == [BROKEN]
+    assert BROKEN in by_verdict(wilson.json(), "regressed")
     # a case whose repeats disagree is quarantined, never a regression, under this rule
     assert set(by_verdict(wilson.json(), "quarantine")) == mixed(wilson.json())
