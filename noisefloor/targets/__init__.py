@@ -18,6 +18,7 @@ _EXPORTS = {
     "Stream": "noisefloor.targets.base",
     "Target": "noisefloor.targets.base",
     "TargetFunction": "noisefloor.targets.function",
+    "VersionedTarget": "noisefloor.targets.base",
     "decode_stream": "noisefloor.targets.base",
     "describe_status": "noisefloor.targets.command",
     "utc_now_iso": "noisefloor.targets.command",

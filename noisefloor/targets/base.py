@@ -17,6 +17,7 @@ __all__ = [
     "RawSample",
     "Stream",
     "Target",
+    "VersionedTarget",
     "decode_stream",
 ]
 
@@ -123,6 +124,24 @@ class RawSample(BaseModel):
     """Target-specific record of the exchange (HTTP: status, usage, raw response, ...)."""
     attempts: int = 1
     """Calls made to obtain this sample, retries of infrastructure errors included."""
+
+
+class VersionedTarget:
+    """What every target is given by whoever builds it: its version and its comparable spec."""
+
+    def __init__(self, key: str, spec: dict[str, Any]) -> None:
+        self._key = key
+        self._spec = spec
+
+    @property
+    def key(self) -> str:
+        """The target's version: changes exactly when its samples may no longer be reused."""
+        return self._key
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The comparable spec: runs of different specs are not compared."""
+        return self._spec
 
 
 @runtime_checkable

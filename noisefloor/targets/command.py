@@ -20,7 +20,7 @@ from typing import IO, Any, Literal
 import orjson
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.targets.base import CaseInput, Outcome, RawSample, decode_stream
+from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.templating import check_template, render_argv
 
 __all__ = ["CommandTarget", "describe_status", "utc_now_iso"]
@@ -102,7 +102,7 @@ class _Run:
         self.ended: float | None = None
 
 
-class CommandTarget:
+class CommandTarget(VersionedTarget):
     """Runs `argv` (rendered per case and repeat) as a program and records what it printed.
 
     The program never sees a shell: each argv element, placeholders filled in, is exactly one
@@ -161,20 +161,9 @@ class CommandTarget:
         self.timeout_s = float(timeout_s)
         self.output_format = output_format
         self.max_output_bytes = max_output_bytes
-        self._key = key
-        self._spec = spec
+        super().__init__(key, spec)
         self._live: set[int] = set()
         self._lock = threading.Lock()
-
-    @property
-    def key(self) -> str:
-        """The target's version, as given by the caller."""
-        return self._key
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The comparable spec, as given by the caller."""
-        return self._spec
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
         """Run the program once in a worker thread.

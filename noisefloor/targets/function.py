@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from noisefloor.targets.base import CaseInput, Outcome, RawSample, decode_stream
+from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.targets.command import utc_now_iso
 
 __all__ = ["FunctionTarget", "TargetFunction"]
@@ -20,7 +20,7 @@ __all__ = ["FunctionTarget", "TargetFunction"]
 TargetFunction = Callable[[str, str, int], str | Awaitable[str]]
 
 
-class FunctionTarget:
+class FunctionTarget(VersionedTarget):
     """Calls `fn(case_input, case_id, repeat)` once per sample; its return value is the output.
 
     Synchronous functions run in a worker thread so that concurrent samples overlap; coroutine
@@ -44,19 +44,8 @@ class FunctionTarget:
             spec: The comparable spec; defaults to the function's qualified name.
         """
         self.fn = fn
-        self._key = key
         name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
-        self._spec = spec if spec is not None else {"kind": self.kind, "function": name}
-
-    @property
-    def key(self) -> str:
-        """The target's version, as given."""
-        return self._key
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The comparable spec."""
-        return self._spec
+        super().__init__(key, spec if spec is not None else {"kind": self.kind, "function": name})
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
         """Call the function once.

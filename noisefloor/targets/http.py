@@ -23,7 +23,7 @@ import orjson
 from noisefloor import __version__
 from noisefloor.errors import TargetConfigError
 from noisefloor.suite import HttpSpec
-from noisefloor.targets.base import CaseInput, Outcome, RawSample, decode_stream
+from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.templating import check_value, render_value
 
@@ -187,7 +187,7 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
-class HttpTarget:
+class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
     All samples share one connection pool (split over small clients, see
@@ -231,8 +231,7 @@ class HttpTarget:
         #: Backoff parameters; attributes so that a caller can shorten them.
         self.backoff_base_s = BACKOFF_BASE_S
         self.backoff_cap_s = BACKOFF_CAP_S
-        self._key = key
-        self._spec = spec
+        super().__init__(key, spec)
         self._api_key = api_key or None
         self._headers = {
             "Content-Type": "application/json",
@@ -248,16 +247,6 @@ class HttpTarget:
         self._retries_used = 0
         # time.monotonic(), not the loop's clock, so the pause survives a new event loop
         self._paused_until = 0.0
-
-    @property
-    def key(self) -> str:
-        """The target's version, as given by the caller."""
-        return self._key
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The comparable spec, as given by the caller."""
-        return self._spec
 
     @property
     def retry_budget(self) -> int:
