@@ -1,4 +1,4 @@
-"""The HTTP target: one OpenAI-compatible chat completion per sample, over one shared client.
+"""The HTTP target: one OpenAI-compatible chat completion per sample, over one shared pool.
 
 Endpoint failures are data: infrastructure errors are retried, then recorded as `error:infra`.
 """
@@ -17,7 +17,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpcore
 import orjson
 
 from noisefloor import __version__
@@ -50,10 +50,17 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 #: Finish reasons meaning the model ended its turn on purpose; anything else (`length`,
 #: `content_filter`, none at all) cuts the answer short.
 NORMAL_FINISH = frozenset({"stop", "tool_calls", "function_call"})
-#: Requests one client carries at once. httpcore's pool does work quadratic in its connection
+#: Requests one pool carries at once. httpcore's pool does work quadratic in its connection
 #: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
-#: costs more CPU than the requests, so the shared pool is split into clients of this size.
-CONNECTIONS_PER_CLIENT = 4
+#: costs more CPU than the requests, so the shared pool is split into pools of this size.
+CONNECTIONS_PER_POOL = 4
+#: What the transport raises when a request did not get an answer: worth another attempt.
+_TRANSPORT_ERRORS = (
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.ProxyError,
+    OSError,
+)
 _REDACTED = "[REDACTED]"
 
 
@@ -105,9 +112,9 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
 
 @dataclass
 class _Shard:
-    """One client of the shared pool, and how many requests it carries right now."""
+    """One part of the shared pool, and how many requests it carries right now."""
 
-    client: httpx.AsyncClient
+    pool: httpcore.AsyncConnectionPool
     busy: int = 0
 
 
@@ -172,6 +179,14 @@ def _content_text(content: Any) -> str | None:
     return None
 
 
+def _header(response: httpcore.Response, name: bytes) -> str | None:
+    """The first value of a response header (`name` in lower case), or None."""
+    for key, value in response.headers:
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -190,9 +205,13 @@ def _scrub(obj: Any, secret: str) -> Any:
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
-    All samples share one connection pool (split over small clients, see
-    `CONNECTIONS_PER_CLIENT`), a run-wide retry budget and a pause: a 429 seen by any call holds
-    back every call until the endpoint's requested delay has passed.
+    All samples share one connection pool (split into small pools, see `CONNECTIONS_PER_POOL`),
+    a run-wide retry budget and a pause: a 429 seen by any call holds back every call until the
+    endpoint's requested delay has passed.
+
+    Requests go through httpcore, the transport under httpx, used directly: httpx's client
+    layer (request and response models, auth, redirects, cookies) measured 1.2 ms of CPU per
+    request here on top of the transport's 1.5 ms, and none of it applies to one POST.
     """
 
     kind = "http"
@@ -233,13 +252,17 @@ class HttpTarget(VersionedTarget):
         self.backoff_cap_s = BACKOFF_CAP_S
         super().__init__(key, spec)
         self._api_key = api_key or None
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"noisefloor/{__version__}",
-        }
+        self._headers = [
+            (b"Content-Type", b"application/json"),
+            (b"Accept", b"application/json"),
+            (b"User-Agent", f"noisefloor/{__version__}".encode()),
+        ]
         if self._api_key:
-            self._headers["Authorization"] = f"Bearer {self._api_key}"
+            self._headers.append((b"Authorization", f"Bearer {self._api_key}".encode()))
+        timeout = http.timeout_s
+        self._extensions = {
+            "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
+        }
         self._shards: list[_Shard] = []
         self._shards_loop: asyncio.AbstractEventLoop | None = None
         self._ssl: ssl.SSLContext | None = None
@@ -320,39 +343,35 @@ class HttpTarget(VersionedTarget):
         )
 
     async def aclose(self) -> None:
-        """Close the shared clients and their connections."""
+        """Close the shared pool and its connections."""
         shards, self._shards, self._shards_loop = self._shards, [], None
         for shard in shards:
-            await shard.client.aclose()
+            await shard.pool.aclose()
 
     # -- one call ----------------------------------------------------------------------------
 
     def _shard(self) -> _Shard:
-        """The least busy client, a new one when all are full; created in the running loop.
+        """The least busy pool, a new one when all are full; created in the running loop.
 
         The pool so grows to the number of requests seen in flight at once and never makes a
         request wait for a free connection (the harness's own semaphore bounds concurrency).
         """
         loop = asyncio.get_running_loop()
         if self._shards_loop is not loop:
-            # clients are bound to the loop they were made in; a new loop needs new ones
+            # pools are bound to the loop they were made in; a new loop needs new ones
             self._shards, self._shards_loop = [], loop
         best = min(self._shards, key=lambda shard: shard.busy, default=None)
-        if best is not None and best.busy < CONNECTIONS_PER_CLIENT:
+        if best is not None and best.busy < CONNECTIONS_PER_POOL:
             return best
-        if self._ssl is None:
-            # loading the CA bundle takes ~0.1 s: once per target, not once per client
-            self._ssl = httpx.create_ssl_context()
-        limits = httpx.Limits(
-            max_connections=None, max_keepalive_connections=CONNECTIONS_PER_CLIENT
+        if self._ssl is None and self.url.startswith("https:"):
+            # loading the CA bundle takes ~0.1 s: once per target, not once per pool
+            import certifi
+
+            self._ssl = ssl.create_default_context(cafile=certifi.where())
+        pool = httpcore.AsyncConnectionPool(
+            ssl_context=self._ssl, max_connections=CONNECTIONS_PER_POOL
         )
-        client = httpx.AsyncClient(
-            limits=limits,
-            timeout=httpx.Timeout(self.http.timeout_s),
-            headers=self._headers,
-            verify=self._ssl,
-        )
-        self._shards.append(_Shard(client))
+        self._shards.append(_Shard(pool))
         return self._shards[-1]
 
     def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
@@ -394,16 +413,22 @@ class HttpTarget(VersionedTarget):
         shard.busy += 1
         started = time.perf_counter()
         try:
-            # httpx's timeouts bound each read; this bounds the whole attempt
+            # the transport's timeouts bound each read; this bounds the whole attempt
             async with asyncio.timeout(self.http.timeout_s):
-                response = await shard.client.post(self.url, content=payload)
-        except (TimeoutError, httpx.TimeoutException):
+                response = await shard.pool.request(
+                    "POST",
+                    self.url,
+                    headers=self._headers,
+                    content=payload,
+                    extensions=self._extensions,
+                )
+        except (TimeoutError, httpcore.TimeoutException):
             return _Attempt(
                 _Kind.RETRY,
                 time.perf_counter() - started,
                 problem=f"timeout (no answer within {self.http.timeout_s:g} s)",
             )
-        except (httpx.HTTPError, OSError) as exc:
+        except _TRANSPORT_ERRORS as exc:
             detail = " ".join(str(exc).split())
             name = type(exc).__name__
             return _Attempt(
@@ -414,7 +439,7 @@ class HttpTarget(VersionedTarget):
         finally:
             shard.busy -= 1
         latency = time.perf_counter() - started
-        status = response.status_code
+        status = response.status
         content = response.content
         try:
             parsed: Any = orjson.loads(content)
@@ -430,7 +455,7 @@ class HttpTarget(VersionedTarget):
                 status=status,
                 problem=f"HTTP {status}",
                 raw=parsed,
-                retry_after=parse_retry_after(response.headers.get("retry-after")),
+                retry_after=parse_retry_after(_header(response, b"retry-after")),
             )
         return _Attempt(
             _Kind.CONFIG,
