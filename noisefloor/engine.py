@@ -21,7 +21,7 @@ from noisefloor.errors import NoisefloorError, StoreError
 from noisefloor.records import CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
 from noisefloor.scoring import band_case, score_case, scorer_config
-from noisefloor.store import Store, short_hash
+from noisefloor.store import Store, has_sample, short_hash
 from noisefloor.verdict import RuleSettings
 
 __all__ = [
@@ -79,7 +79,7 @@ def missing_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Path]:
         missing += [
             Path(f"{base}{r}.json")
             for r in range(case.repeats)
-            if not os.path.exists(f"{base}{r}.json")
+            if not has_sample(f"{base}{r}.json")
         ]
     return missing
 
@@ -98,15 +98,13 @@ def _label_file(label: str) -> str:
 
 def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> bool:
     paths = _sample_paths(store, case)
-    store.write_bytes(Path(out), _dump(score_case(case.case_id, use, paths)), durable=False)
+    store.write_bytes(Path(out), _dump(score_case(case.case_id, use, paths)))
     return True
 
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
     scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
-    store.write_bytes(
-        Path(out), _dump(band_case(case.case_id, case.case_key, scores)), durable=False
-    )
+    store.write_bytes(Path(out), _dump(band_case(case.case_id, case.case_key, scores)))
     return True
 
 
@@ -121,12 +119,12 @@ def _verdict_action(
     rule = get_rule(settings.rule)
     b = store.read_model(base, CaseBand) if base else None
     c = store.read_model(cand, CaseBand) if cand else None
-    store.write_bytes(Path(out), _dump(rule.compare(case_id, b, c, settings)), durable=False)
+    store.write_bytes(Path(out), _dump(rule.compare(case_id, b, c, settings)))
     return True
 
 
 def _shard_action(store: Store, paths: list[str], out: str) -> bool:
-    store.write_bytes(Path(out), _dump([store.read_json(Path(p)) for p in paths]), durable=False)
+    store.write_bytes(Path(out), _dump([store.read_json(Path(p)) for p in paths]))
     return True
 
 
@@ -136,7 +134,6 @@ def _report_action(store: Store, shards: list[str], settings: RuleSettings, out:
     store.write_bytes(
         Path(out),
         _dump({"cases": decided, "suite": suite, "settings": settings.config()}),
-        durable=False,
     )
     return True
 

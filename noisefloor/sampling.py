@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from noisefloor.records import CaseRecord
-from noisefloor.store import Store
+from noisefloor.store import Store, has_sample
 from noisefloor.targets.base import CaseInput, Target
 
 __all__ = ["Pending", "Redactor", "pending_samples", "take_samples"]
@@ -48,7 +48,7 @@ def pending_samples(
         sample_dir = store.abs(case.sample_dir)
         prefix = os.path.join(sample_dir, "r")  # strings: one stat per sample, thousands of them
         for repeat in range(case.repeats):
-            if not os.path.exists(f"{prefix}{repeat}.json"):
+            if not has_sample(f"{prefix}{repeat}.json"):
                 path = store.sample_path(sample_dir, repeat)
                 out.append(Pending(case, repeat, path, inputs.get(case.case_id, case.input)))
     # Interleave cases (repeat 0 of every case first) so that an interrupted run has
@@ -114,9 +114,8 @@ async def _take(
     on_sample: Callable[[Pending, str], None] | None,
 ) -> int:
     semaphore = asyncio.Semaphore(jobs)
-    # Blocking targets and fsyncs run in threads: a call and a write per job, not the default
-    # handful of threads.
-    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=2 * jobs + 1))
+    # Blocking targets run in threads: one per job, not the default handful of threads.
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=jobs))
     calls = 0
 
     async def one(item: Pending) -> None:
@@ -129,9 +128,8 @@ async def _take(
         data = redactor.apply(sample.model_dump(mode="json"))
         if redactor:
             _rehash(data)
-        # The slot is free before the write: the next call starts while this sample's fsync
-        # waits on the disk (measured: the fsync cost about as much as launching `echo`).
-        await asyncio.to_thread(store.write_sample, item.path, data)
+        # in the loop itself: a small write costs less than handing it to a thread
+        store.write_sample(item.path, data)
         if on_sample is not None:
             on_sample(item, sample.outcome.value)
 

@@ -57,6 +57,25 @@ def test_sigkill_halfway_then_rerun_makes_exactly_cases_x_repeats_calls(project,
     assert len(sample_files(_isolated_root)) == 12
 
 
+def test_a_sample_left_empty_by_a_crash_is_taken_again(cli, project, _isolated_root):
+    """Samples are renamed into place without an fsync: after the machine goes down, one the
+    kernel never flushed reads back empty. That sample, and only it, is taken again."""
+    log = project / "calls.log"
+    suite = fake_suite(
+        project,
+        [answer_case("a"), answer_case("b")],
+        repeats=3,
+        env={"NOISEFLOOR_FAKE_LOG_CALLS": str(log)},
+    )
+    assert cli("run", suite).code == 0
+    files = sample_files(_isolated_root)
+    assert len(files) == 6 and len(log.read_text().splitlines()) == 6
+    files[2].write_bytes(b"")
+    assert cli("run", suite).code == 0
+    assert len(log.read_text().splitlines()) == 7
+    assert json.loads(files[2].read_bytes())["outcome"] == "ok"
+
+
 def test_hostile_input_reaches_the_target_as_one_argument(cli, project):
     hostile = ['"; touch pwned; $(touch pwned2)', "-rf --exit-code=1", "{{repeat}} {{case_id}}"]
     cases = [

@@ -22,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from noisefloor.errors import ExitCode, StoreError
 from noisefloor.records import BaselinePointer, RunRecord, TargetRecord
-from noisefloor.store import ReadOnlyStore, Store, dumps
+from noisefloor.store import ReadOnlyStore, Store, dumps, has_sample
 
 
 def run_record(suite: str, run_id: str, label: str | None = None) -> RunRecord:
@@ -103,15 +103,24 @@ def test_failed_replace_keeps_the_old_file_and_removes_the_temp(
     assert temp_files(store.root) == []
 
 
-def test_interrupt_during_fsync_leaves_no_trace(
+def test_has_sample_counts_an_empty_file_as_missing(tmp_path: Path) -> None:
+    path = tmp_path / "r0.json"
+    assert not has_sample(str(path))
+    path.write_bytes(b"")
+    assert not has_sample(str(path))
+    path.write_bytes(b"{}")
+    assert has_sample(str(path))
+
+
+def test_interrupt_before_rename_leaves_no_trace(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = store.root / "new.json"
 
-    def interrupted(fd: int) -> None:
+    def interrupted(src: object, dst: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(os, "fsync", interrupted)
+    monkeypatch.setattr(os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         store.write_json(path, {"v": 1})
     monkeypatch.undo()
@@ -517,7 +526,7 @@ class StoreAgreement(RuleBasedStateMachine):
     @rule(key=st.sampled_from(KEYS), value=json_values)
     def write_interrupted_before_rename(self, key: str, value: Any) -> None:
         with (
-            mock.patch.object(os, "fsync", side_effect=KeyboardInterrupt),
+            mock.patch.object(os, "replace", side_effect=KeyboardInterrupt),
             pytest.raises(KeyboardInterrupt),
         ):
             self.store.write_json(self.store.abs(key), value)
