@@ -94,22 +94,44 @@ class Store:
     read_only = False
 
     def __init__(self, root: Path | str) -> None:
-        self.root = Path(root).absolute()
-        self._inside_dirs: set[Path] = set()
+        # normalised, so that the fence below can compare strings
+        self.root = Path(os.path.abspath(root))
+        self._root_prefix = os.path.join(str(self.root), "")
+        self._ready_dirs: set[str] = set()
 
     # -- paths -------------------------------------------------------------------------------
-    def _inside(self, path: Path) -> Path:
-        # Resolving costs a syscall per path component; a directory found inside the root once
-        # is remembered (a run writes thousands of files into a few hundred directories).
-        if path.parent in self._inside_dirs and path.name not in ("..", "."):
-            return path
-        resolved = path.resolve()
-        root = self.root.resolve()
-        if resolved != root and root not in resolved.parents:
-            raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
-        if path.parent.is_dir() and not path.is_symlink():
-            self._inside_dirs.add(path.parent)
-        return path
+    def _is_inside(self, real: str) -> bool:
+        root = os.path.realpath(self.root)
+        return real == root or real.startswith(os.path.join(root, ""))
+
+    def _ready_dir(self, directory: str) -> None:
+        """Make `directory` exist, refusing one that is (or leads) outside the root.
+
+        A lexical check, then one mkdir per new directory: a directory this store creates is
+        real and inside its verified parent. Only one found already there is resolved, since a
+        symlink inside the root may point anywhere. Each is checked once per store object (a
+        run writes thousands of files into a few hundred directories).
+        """
+        if directory in self._ready_dirs:
+            return
+        if directory != str(self.root):
+            if not directory.startswith(self._root_prefix):
+                raise StoreError(
+                    f"refusing to touch {directory}: it is outside the store root {self.root}"
+                )
+            self._ready_dir(os.path.dirname(directory))
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                if os.path.islink(directory) and not self._is_inside(os.path.realpath(directory)):
+                    raise StoreError(
+                        f"refusing to touch {directory}: it leads outside the store root "
+                        f"{self.root}"
+                    ) from None
+        else:
+            # the root itself may be a symlink: where it points is the user's choice
+            os.makedirs(directory, exist_ok=True)
+        self._ready_dirs.add(directory)
 
     def sample_dir(
         self, suite: str, case_id: str, target_key: str, case_key: str, epoch: int
@@ -211,18 +233,24 @@ class Store:
         down. A sample the kernel had not flushed then reads back empty, which counts as
         missing (`has_sample`), so it is taken again.
         """
-        self._inside(path)
-        if not path.parent.is_dir():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(data):x}.tmp")
+        if ".." in path.parts:
+            raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
+        target = str(path)
+        directory, name = os.path.split(target)
+        self._ready_dir(directory)
+        tmp = os.path.join(directory, f".{name}.{os.getpid()}.{id(data):x}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+                os.unlink(tmp)
             raise
 
     def write_json(self, path: Path, obj: Any) -> None:

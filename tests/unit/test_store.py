@@ -196,6 +196,30 @@ def test_a_write_through_a_symlink_out_of_the_root_is_refused(store: Store, tmp_
     assert list(outside.iterdir()) == []
 
 
+def test_a_write_below_a_symlink_out_of_the_root_is_refused(store: Store, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    store.root.mkdir(parents=True)
+    (store.root / "link").symlink_to(outside, target_is_directory=True)
+
+    with pytest.raises(StoreError, match="leads outside the store root"):
+        store.write_json(store.root / "link" / "new" / "deeper" / "x.json", {})
+    assert list(outside.iterdir()) == []
+
+
+def test_a_symlink_that_stays_inside_the_root_is_followed(store: Store) -> None:
+    (store.root / "real").mkdir(parents=True)
+    (store.root / "alias").symlink_to(store.root / "real", target_is_directory=True)
+
+    store.write_json(store.root / "alias" / "sub" / "x.json", {"v": 1})
+    assert store.read_json(store.root / "real" / "sub" / "x.json") == {"v": 1}
+
+
+def test_a_path_with_dotdot_is_refused_even_when_it_stays_inside(store: Store) -> None:
+    with pytest.raises(StoreError, match="outside the store root"):
+        store.write_json(store.root / "a" / ".." / "x.json", {})
+
+
 def test_writes_outside_the_root_are_refused(store: Store, tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="outside the store root"):
         store.write_json(tmp_path / "elsewhere.json", {})
