@@ -170,6 +170,9 @@ def band_tasks(
     So a score task is done when its file exists, with no state in doit's database; doit's md5
     check starts at the bands, where it cuts off work when a rescore changed nothing. The
     command line takes samples before it calls doit, so it passes no `sample_action`.
+
+    Derived files lie flat, one directory per kind and suite, named `CASE@SAMPLE-SET@...`
+    (`@` is not allowed in a case id): creating a directory per case cost ~1 ms each here.
     """
     tasks: list[Task] = []
     bands: dict[str, Path] = {}
@@ -193,8 +196,8 @@ def band_tasks(
         uses = scorers.get(case.case_id, case.scorers)
         score_paths = []
         for use in uses:
-            key = _score_key(use)
-            out = f"{scores_root}{case.case_id}/{sset}/{_label_file(use.label)}-{key}.json"
+            key = _score_key(use, scorer_config(use))
+            out = scores_root + _score_name(case.case_id, sset, use, key)
             score_paths.append(out)
             tasks.append(
                 {
@@ -207,7 +210,7 @@ def band_tasks(
                 }
             )
         labels = short_hash([use.label for use in uses], 8)
-        band = f"{bands_root}{case.case_id}/{sset}-{labels}.json"
+        band = f"{bands_root}{case.case_id}@{sset}-{labels}.json"
         bands[case.case_id] = Path(band)
         tasks.append(
             {
@@ -221,15 +224,27 @@ def band_tasks(
     return SideBands(bands=bands, tasks=tasks)
 
 
+def _score_name(case_id: str, sset: str, use: ScorerUse, key: str) -> str:
+    return f"{case_id}@{sset}@{_label_file(use.label)}-{key}.json"
+
+
+def score_file(store: Store, suite: str, case: CaseRecord, use: ScorerUse) -> Path:
+    """Where a run's score of one case lies: by the scorer as the run recorded it (its params
+    and code hash then), so a file scored by since-edited code is still found."""
+    recorded = {"name": use.name, "params": use.params, "impl_hash": use.impl_hash}
+    key = _score_key(use, recorded)
+    return store.derived_dir("scores", suite) / _score_name(case.case_id, sset_id(case), use, key)
+
+
 def _check_case_id(case_id: str) -> None:
     from noisefloor.store import _check_name
 
     _check_name(case_id, "case id")
 
 
-def _score_key(use: ScorerUse) -> str:
+def _score_key(use: ScorerUse, scorer: dict[str, object]) -> str:
     config = {
-        **scorer_config(use),
+        **scorer,
         "label": use.label,
         "min_effect": use.min_effect,
         "suspect_drop": use.suspect_drop,
@@ -265,7 +280,7 @@ def comparison_tasks(
     for case_id in sorted(set(base) | set(cand)):
         b, c = base.get(case_id), cand.get(case_id)
         key = short_hash([b.name if b else None, c.name if c else None], 12)
-        out = f"{verdicts_root}{case_id}/{rule}-{key}.json"
+        out = f"{verdicts_root}{case_id}@{rule}-{key}.json"
         verdicts.append(out)
         tasks.append(
             {
@@ -277,9 +292,7 @@ def comparison_tasks(
             }
         )
     reports = store.derived_dir("reports", suite)
-    content = short_hash(
-        [os.path.basename(os.path.dirname(v)) + "/" + os.path.basename(v) for v in verdicts], 12
-    )
+    content = short_hash([os.path.basename(v) for v in verdicts], 12)
     shards = []
     for index in range(0, max(len(verdicts), 1), SHARD_SIZE):
         chunk = verdicts[index : index + SHARD_SIZE]

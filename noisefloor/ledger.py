@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from noisefloor.engine import sset_id
+from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
 from noisefloor.records import (
     CaseRecord,
@@ -300,26 +300,22 @@ def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
 def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, RepeatScore]] | None:
     """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored.
 
-    Score files are found by what they hold, not by name: the file must be of this sample set
-    and of the very scorer the run used (label, name, params and code hash).
+    A score file is named for its sample set and scorer; it must also hold the very scorer the
+    run used (label, name, params and code hash).
     """
     if not case.scorers:
         return None
-    directory = store.derived_dir("scores", suite, case.case_id, sset_id(case))
-    # raw JSON, not validated models: this reads one file per case of every run indexed
-    found: dict[tuple[str, str, bytes, str], dict[int, RepeatScore]] = {}
-    names = sorted(os.listdir(directory)) if directory.is_dir() else []
-    for name in names:
-        if not name.endswith(".json") or name.startswith("."):
-            continue
+    scores = []
+    for use in case.scorers:
+        # raw JSON, not validated models: this reads a file per scorer of every case indexed
         try:
-            data = orjson.loads((directory / name).read_bytes())
-            use = data["scorer"]
+            data = orjson.loads(score_file(store, suite, case, use).read_bytes())
+            saved = data["scorer"]
             key = (
-                use["label"],
-                use["name"],
-                orjson.dumps(use["params"], option=orjson.OPT_SORT_KEYS),
-                use["impl_hash"],
+                saved["label"],
+                saved["name"],
+                orjson.dumps(saved["params"], option=orjson.OPT_SORT_KEYS),
+                saved["impl_hash"],
             )
             repeats = {
                 r["repeat"]: RepeatScore.model_construct(
@@ -328,15 +324,11 @@ def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, R
                 for r in data["repeats"]
             }
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            # score files are derived: a broken one means "not scored yet", not a broken ledger
-            continue
-        found.setdefault(key, repeats)
-    scores = []
-    for use in case.scorers:
-        match = found.get(_scorer_key(use))
-        if match is None:
+            # score files are derived: a missing or broken one means "not scored yet"
             return None
-        scores.append(match)
+        if key != _scorer_key(use):
+            return None
+        scores.append(repeats)
     return scores
 
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from noisefloor import ledger as ledger_module
-from noisefloor.engine import sset_id
+from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
 from noisefloor.ledger import SCHEMA_VERSION, Ledger, ledger_path
 from noisefloor.records import (
@@ -143,8 +143,7 @@ class Fixture:
                 for k, (status, detail) in enumerate(repeats)
             ],
         )
-        directory = self.store.derived_dir("scores", SUITE, case.case_id, sset_id(case))
-        self.store.write_json(directory / f"{label.replace(':', '-')}.json", score)
+        self.store.write_json(score_file(self.store, SUITE, case, use), score)
 
     def run(self, run_id: str, cases: list[CaseRecord], label: str | None = None) -> RunRecord:
         run = RunRecord(
