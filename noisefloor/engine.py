@@ -231,7 +231,11 @@ def _score_name(case_id: str, sset: str, use: ScorerUse, key: str) -> str:
 def score_file(store: Store, suite: str, case: CaseRecord, use: ScorerUse) -> Path:
     """Where a run's score of one case lies: by the scorer as the run recorded it (its params
     and code hash then), so a file scored by since-edited code is still found."""
-    recorded = {"name": use.name, "params": use.params, "impl_hash": use.impl_hash}
+    recorded: dict[str, object] = {
+        "name": use.name,
+        "params": use.params,
+        "impl_hash": use.impl_hash,
+    }
     key = _score_key(use, recorded)
     return store.derived_dir("scores", suite) / _score_name(case.case_id, sset_id(case), use, key)
 
