@@ -24,6 +24,7 @@ from noisefloor import __version__
 from noisefloor.errors import TargetConfigError
 from noisefloor.suite import HttpSpec
 from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
+from noisefloor.targets.http_backend import AsyncioBackend
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.templating import check_value, render_value
 
@@ -266,6 +267,7 @@ class HttpTarget(VersionedTarget):
         self._shards: list[_Shard] = []
         self._shards_loop: asyncio.AbstractEventLoop | None = None
         self._ssl: ssl.SSLContext | None = None
+        self._backend = AsyncioBackend()
         self._calls_started = 0
         self._retries_used = 0
         # time.monotonic(), not the loop's clock, so the pause survives a new event loop
@@ -369,7 +371,9 @@ class HttpTarget(VersionedTarget):
 
             self._ssl = ssl.create_default_context(cafile=certifi.where())
         pool = httpcore.AsyncConnectionPool(
-            ssl_context=self._ssl, max_connections=CONNECTIONS_PER_POOL
+            ssl_context=self._ssl,
+            max_connections=CONNECTIONS_PER_POOL,
+            network_backend=self._backend,
         )
         self._shards.append(_Shard(pool))
         return self._shards[-1]
