@@ -1,11 +1,15 @@
 """Throughput of a whole `noisefloor run` against the loopback chat-completions stand-in.
 
 1,000 requests (200 cases x 5 repeats) answered after 0.1 s each, at `--jobs 50`: ideally 2.0 s.
+The reference, measured in the same run: the same 1,000 requests from a bare client on the same
+HTTP stack (httpcore's pools over the harness's asyncio backend) in a fresh process, which
+neither records, scores nor indexes anything: what the endpoint and the stack cost on their own.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
@@ -92,6 +96,43 @@ def one_round(base_url: str) -> tuple[float, list[str]]:
     return elapsed, problems
 
 
+async def _bare_requests(url: str) -> None:
+    """The reference client: the requests alone, `JOBS` at a time, responses parsed."""
+    import httpcore
+    import orjson
+
+    from noisefloor.targets.http_backend import AsyncioBackend
+
+    backend = AsyncioBackend()
+    pools: asyncio.Queue[httpcore.AsyncConnectionPool] = asyncio.Queue()
+    for _ in range(JOBS):
+        pools.put_nowait(httpcore.AsyncConnectionPool(max_connections=1, network_backend=backend))
+
+    async def one(i: int) -> None:
+        pool = await pools.get()
+        try:
+            body = {"model": "bench-model", "messages": [{"role": "user", "content": f"q {i}"}]}
+            response = await pool.request(
+                "POST",
+                url,
+                headers=[(b"Content-Type", b"application/json")],
+                content=orjson.dumps(body),
+            )
+            orjson.loads(response.content)["choices"][0]["message"]["content"]
+        finally:
+            pools.put_nowait(pool)
+
+    await asyncio.gather(*(one(i) for i in range(CASES * REPEATS)))
+
+
+def bare_round(base_url: str) -> float:
+    """Run the reference client in a fresh process (start-up included); return its wall time."""
+    argv = [sys.executable, __file__, "--bare-client", base_url + "/chat/completions"]
+    started = time.perf_counter()
+    subprocess.run(argv, check=True)
+    return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> int:
     """Time `--rounds` runs and print the median against the ideal.
 
@@ -103,22 +144,30 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3, help="rounds, median reported (3)")
+    parser.add_argument("--bare-client", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.bare_client:
+        asyncio.run(_bare_requests(args.bare_client))
+        return 0
     ideal = CASES * REPEATS * DELAY_S / JOBS
     times: list[float] = []
+    bare: list[float] = []
     with LlmServer(delay_s=DELAY_S) as server:
         for number in range(1, args.rounds + 1):
+            bare.append(bare_round(server.base_url))
             elapsed, problems = one_round(server.base_url)
             times.append(elapsed)
-            print(f"round {number}: {elapsed:.2f} s ({len(server.requests)} requests so far)")
+            print(f"round {number}: noisefloor run {elapsed:.2f} s, bare client {bare[-1]:.2f} s")
             if problems:
                 for problem in problems:
                     print(f"  FAILED: {problem}", file=sys.stderr)
                 return 1
-    median = statistics.median(times)
+    median, reference = statistics.median(times), statistics.median(bare)
     print(
-        f"{CASES * REPEATS} requests, {DELAY_S:g} s each, --jobs {JOBS}: "
-        f"median {median:.2f} s, ideal {ideal:.2f} s, ratio {median / ideal:.2f}"
+        f"{CASES * REPEATS} requests, {DELAY_S:g} s each, --jobs {JOBS} (medians of {args.rounds}):"
+        f"\n  noisefloor run: {median:.2f} s, ratio to the ideal {ideal:.2f} s: {median / ideal:.2f}"
+        f" (target <= 1.5)\n  bare client on the same stack: {reference:.2f} s"
+        f" ({reference / ideal:.2f} of the ideal); the harness's share: {median / reference:.2f}x"
     )
     return 0
 
