@@ -76,7 +76,7 @@ def _behave(args: argparse.Namespace, question: str) -> int:
         code = f"import time; time.sleep({args.grandchild_sleep})"
         pids.append(os.posix_spawn(sys.executable, [sys.executable, "-c", code], os.environ))
     if args.pid_file:
-        with open(args.pid_file, "w") as handle:
+        with open(args.pid_file, "a") as handle:
             handle.write("".join(f"{pid}\n" for pid in pids))
     if args.sleep:
         time.sleep(args.sleep)

@@ -146,6 +146,45 @@ def test_grandchild_sleeping_past_the_timeout_leaves_no_process(cli, project):
         assert not _alive(pid), f"process {pid} survived the timeout"
 
 
+@pytest.mark.parametrize(
+    ("signum", "jobs"), [(signal.SIGINT, "1"), (signal.SIGTERM, "1"), (signal.SIGINT, "2")]
+)
+def test_interrupting_a_run_kills_the_targets_process_groups(
+    project, _isolated_root, signum, jobs
+):
+    """Ctrl-C reaches only the harness (the target has a process group of its own): the
+    harness must kill every group it started, keep the samples it finished, and exit 3."""
+    pid_file = project / "pids.txt"
+    cases = [answer_case(f"case-{i}") for i in range(3)]
+    suite = fake_suite(
+        project,
+        cases,
+        repeats=2,
+        env={
+            "NOISEFLOOR_FAKE_GRANDCHILD_SLEEP": "30",
+            "NOISEFLOOR_FAKE_SLEEP": "30",
+            "NOISEFLOOR_FAKE_PID_FILE": str(pid_file),
+        },
+    )
+    # a shell starts background jobs with SIGINT ignored, and Python keeps it so: restore it
+    restore = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    proc = cli_process("run", suite, "--jobs", jobs, root=_isolated_root, preexec_fn=restore)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        started = pid_file.read_text().split() if pid_file.exists() else []
+        if len(started) >= 2 * int(jobs):  # each call writes its pid and its grandchild's
+            break
+        time.sleep(0.02)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, err.decode()
+    assert b"interrupted" in err
+    pids = [int(p) for p in pid_file.read_text().split()]
+    time.sleep(0.2)
+    assert pids and not [pid for pid in pids if _alive(pid)]
+    assert sample_files(_isolated_root) == []  # nothing finished: nothing half-written either
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split()[2]
