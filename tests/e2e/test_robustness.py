@@ -149,9 +149,7 @@ def test_grandchild_sleeping_past_the_timeout_leaves_no_process(cli, project):
 @pytest.mark.parametrize(
     ("signum", "jobs"), [(signal.SIGINT, "1"), (signal.SIGTERM, "1"), (signal.SIGINT, "2")]
 )
-def test_interrupting_a_run_kills_the_targets_process_groups(
-    project, _isolated_root, signum, jobs
-):
+def test_interrupting_a_run_kills_the_targets_process_groups(project, _isolated_root, signum, jobs):
     """Ctrl-C reaches only the harness (the target has a process group of its own): the
     harness must kill every group it started, keep the samples it finished, and exit 3."""
     pid_file = project / "pids.txt"
