@@ -59,24 +59,24 @@ def write_suite(directory: Path, base_url: str) -> Path:
     return path
 
 
-def one_round(base_url: str) -> tuple[float, list[str]]:
+def one_round(base_url: str, work: Path) -> tuple[float, list[str]]:
     """Run the CLI once in a subprocess on a fresh store; return its wall time and any problems.
 
     Args:
         base_url: The stand-in server's base URL.
+        work: An empty directory for the suite and the store.
 
     Returns:
         Seconds the whole process took, and what went wrong (empty when the run was clean).
     """
-    with tempfile.TemporaryDirectory(prefix="nf-bench-") as tmp:
-        work = Path(tmp)
-        suite = write_suite(work, base_url)
-        argv = [sys.executable, "-m", "noisefloor", "--root", str(work / "store"), "run"]
-        argv += [str(suite), "--jobs", str(JOBS), "--format", "json"]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NOISEFLOOR_")}
-        started = time.perf_counter()
-        proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
-        elapsed = time.perf_counter() - started
+    work.mkdir()
+    suite = write_suite(work, base_url)
+    argv = [sys.executable, "-m", "noisefloor", "--root", str(work / "store"), "run"]
+    argv += [str(suite), "--jobs", str(JOBS), "--format", "json"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOISEFLOOR_")}
+    started = time.perf_counter()
+    proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
     problems: list[str] = []
     if proc.returncode != 0:
         problems.append(f"exit status {proc.returncode}: {proc.stderr.strip()[-2000:]}")
@@ -152,10 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     ideal = CASES * REPEATS * DELAY_S / JOBS
     times: list[float] = []
     bare: list[float] = []
-    with LlmServer(delay_s=DELAY_S) as server:
+    # every round's store is kept until the end: deleting thousands of files just before a
+    # round slowed the round's own file creation (the file system discards the freed blocks)
+    with LlmServer(delay_s=DELAY_S) as server, tempfile.TemporaryDirectory() as tmp:
         for number in range(1, args.rounds + 1):
             bare.append(bare_round(server.base_url))
-            elapsed, problems = one_round(server.base_url)
+            elapsed, problems = one_round(server.base_url, Path(tmp) / f"round{number}")
             times.append(elapsed)
             print(f"round {number}: noisefloor run {elapsed:.2f} s, bare client {bare[-1]:.2f} s")
             if problems:
