@@ -1,0 +1,113 @@
+"""Taking samples with an in-process target: what is missing, what is written, and what a
+failing write or an interruption does to the samples already taken."""
+
+from __future__ import annotations
+
+import errno
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from noisefloor.records import CaseRecord
+from noisefloor.sampling import Redactor, pending_samples, take_samples
+from noisefloor.store import Store
+from noisefloor.targets.function import FunctionTarget
+
+
+def _cases(store: Store, count: int, repeats: int) -> list[CaseRecord]:
+    cases = []
+    for i in range(count):
+        sample_dir = store.sample_dir("suite", f"case-{i}", "t" * 16, f"{i:016d}", 0)
+        cases.append(
+            CaseRecord(
+                case_id=f"case-{i}",
+                case_key=f"{i:016d}",
+                input=f"question {i}",
+                repeats=repeats,
+                sample_dir=store.rel(sample_dir),
+                scorers=[],
+            )
+        )
+    return cases
+
+
+def _answer(question: str, case_id: str, repeat: int) -> str:
+    return f"{question} / {repeat}"
+
+
+def test_every_missing_repeat_is_taken_once_and_written(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    cases = _cases(store, 3, 2)
+    pending = pending_samples(store, cases)
+    # repeat 0 of every case first: an interrupted run has evidence on every case
+    assert [(p.case.case_id, p.repeat) for p in pending[:3]] == [
+        ("case-0", 0),
+        ("case-1", 0),
+        ("case-2", 0),
+    ]
+    assert take_samples(store, FunctionTarget(_answer), pending, jobs=2) == 6
+    data = orjson.loads(pending[4].path.read_bytes())
+    assert (data["case_id"], data["repeat"], data["output"]["text"]) == (
+        "case-1",
+        1,
+        "question 1 / 1",
+    )
+    assert pending_samples(store, cases) == []
+
+
+def test_redaction_happens_before_the_write(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    pending = pending_samples(store, _cases(store, 1, 1))
+    take_samples(
+        store, FunctionTarget(_answer), pending, redactor=Redactor(patterns=[r"question \d"])
+    )
+    assert b"question" not in pending[0].path.read_bytes()
+    assert b"[REDACTED] / 0" in pending[0].path.read_bytes()
+
+
+class _FullDisk(Store):
+    """A store whose third sample write fails as a full disk would."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.writes = 0
+
+    def write_sample(self, path: Path, obj: Any) -> None:
+        self.writes += 1
+        if self.writes == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        super().write_sample(path, obj)
+
+
+def test_a_failed_write_stops_the_run_with_its_error(tmp_path: Path) -> None:
+    store = _FullDisk(tmp_path)
+    pending = pending_samples(store, _cases(store, 4, 2))
+    with pytest.raises(OSError, match="No space left"):
+        take_samples(store, FunctionTarget(_answer), pending, jobs=1)
+    kept = [p for p in pending if p.path.exists()]
+    assert len(kept) >= 2  # the writes before the failure stay
+    assert all(orjson.loads(p.path.read_bytes())["outcome"] == "ok" for p in kept)
+
+
+def test_an_interrupted_run_keeps_every_sample_it_finished(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    pending = pending_samples(store, _cases(store, 5, 2))
+    finished: list[str] = []
+    third_done = threading.Event()
+
+    def answer(question: str, case_id: str, repeat: int) -> str:
+        if len(finished) == 3:
+            third_done.set()
+            raise KeyboardInterrupt  # as Ctrl-C would, in the middle of the run
+        finished.append(case_id)
+        return question
+
+    with pytest.raises(KeyboardInterrupt):
+        take_samples(store, FunctionTarget(answer), pending, jobs=1)
+    assert third_done.is_set()
+    written = [p for p in pending if p.path.exists()]
+    assert len(written) == 3
+    assert [p.case.case_id for p in written] == finished
