@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from noisefloor.ledger import Ledger, ledger_path
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
 from noisefloor.targets.base import CaseInput, Target
@@ -96,7 +97,12 @@ def _sha256(data: bytes) -> str:
 class _SampleWriter:
     """Writes samples in arrival order from a thread of its own, so that the event loop never
     waits on the file system: creating a file took 0.5-1 ms here in the middle of a run, as
-    long as a whole request's CPU time."""
+    long as a whole request's CPU time.
+
+    Each sample is indexed in the ledger as soon as its file is written (one commit each), so
+    a run killed halfway has every sample it took in the ledger, and the run's own indexing at
+    the end reads no sample again.
+    """
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -119,12 +125,22 @@ class _SampleWriter:
             raise self._error
 
     def _drain(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._error is None:
+        ledger: Ledger | None = None
+        try:
+            while (item := self._queue.get()) is not None:
+                if self._error is not None:
+                    continue
                 try:
                     self._store.write_sample(*item)
+                    if ledger is None:
+                        # opened in this thread: a SQLite connection stays in its own
+                        ledger = Ledger(ledger_path(self._store.root))
+                    ledger.index_sample(self._store.root, *item)
                 except BaseException as exc:  # handed to the loop's thread by put/close
                     self._error = exc
+        finally:
+            if ledger is not None:
+                ledger.close()
 
 
 def _rehash(data: dict[str, Any]) -> None:

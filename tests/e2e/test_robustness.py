@@ -3,9 +3,11 @@ the store root, and nothing a target prints crashes the harness."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -49,6 +51,10 @@ def test_sigkill_halfway_then_rerun_makes_exactly_cases_x_repeats_calls(project,
     proc.communicate()
     kept = len(sample_files(_isolated_root))
     assert 4 <= kept < 12
+    # each sample is indexed as soon as it is written: at most the one being indexed when the
+    # kill came is missing from the ledger (`ledger rebuild` would find it)
+    with contextlib.closing(sqlite3.connect(_isolated_root / "ledger.sqlite")) as ledger:
+        assert kept - 1 <= ledger.execute("SELECT count(*) FROM samples").fetchone()[0] <= kept
     rerun = cli_process("run", suite, root=_isolated_root)
     out, err = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, err.decode()
