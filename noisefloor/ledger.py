@@ -28,7 +28,7 @@ from noisefloor.records import (
     RunRecord,
     ScorerUse,
 )
-from noisefloor.store import Store
+from noisefloor.store import Store, has_sample
 
 __all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ledger_path"]
 
@@ -283,7 +283,7 @@ def _read_json(path: Path) -> Any:
 
 def _read_sample(store_root: Path, rel: str) -> Row | None:
     path = store_root / rel
-    if not path.exists():
+    if not has_sample(str(path)):  # missing, or left empty by a crash: taken again by a run
         return None
     data = _read_json(path)
     if not isinstance(data, dict):
@@ -841,11 +841,12 @@ def _build(store: Store, target: Path) -> dict[str, int]:
     conn = _connect(target, wal=False)
     try:
         _ensure_schema(conn, target)
-        samples = [_read_sample(store.root, rel) for rel in _sample_files(store.root)]
+        read = (_read_sample(store.root, rel) for rel in _sample_files(store.root))
+        samples = [row for row in read if row]
         runs = [store.load_run(suite, run_id) for suite, run_id in store.runs()]
         links = [row for run in runs for row in _run_sample_rows(store, run)]
         with _transaction(conn):
-            conn.executemany(_UPSERT_SAMPLE, [s for s in samples if s])
+            conn.executemany(_UPSERT_SAMPLE, samples)
             conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
             conn.executemany(_UPSERT_RUN_SAMPLE, links)
     finally:

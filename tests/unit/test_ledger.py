@@ -324,6 +324,17 @@ def test_rebuild_agrees_with_the_incremental_ledger(
     assert leftovers == ["ledger.sqlite", "ledger.sqlite.lock"]
 
 
+def test_rebuild_skips_a_sample_a_crash_left_empty(
+    built: tuple[Fixture, RunRecord, RunRecord],
+) -> None:
+    """An empty sample counts as missing (the next run takes it again), not as corruption."""
+    fx, first, second = built
+    fx.sample_files()[0].write_bytes(b"")
+    with Ledger(ledger_path(fx.root)) as ledger:
+        counts = ledger.rebuild(fx.root)
+    assert counts["samples"] == 9
+
+
 def test_a_failed_rebuild_keeps_the_old_ledger(
     built: tuple[Fixture, RunRecord, RunRecord],
 ) -> None:
