@@ -292,7 +292,8 @@ def _read_sample(store_root: Path, rel: str) -> Row | None:
 
 
 def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
-    # min_effect and suspect_drop tune the gate, not pass or fail: they do not tell files apart
+    # what a score file must hold to be the run's; min_effect and suspect_drop tune the gate,
+    # not pass or fail, and are already in the file's name
     params = orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS)
     return use.label, use.name, params, use.impl_hash
 
