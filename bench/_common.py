@@ -33,10 +33,10 @@ class Floor(BaseModel):
 """
 
 
-def import_floor() -> float:
-    """Wall seconds of a fresh process that imports `SUITE_IMPORTS` and exits."""
+def import_floor(code: str = SUITE_IMPORTS) -> float:
+    """Wall seconds of a fresh process that runs `code` (by default: imports `SUITE_IMPORTS`)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", SUITE_IMPORTS], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True)
     return time.perf_counter() - start
 
 
