@@ -239,7 +239,14 @@ class Store:
         directory, name = os.path.split(target)
         self._ready_dir(directory)
         tmp = os.path.join(directory, f".{name}.{os.getpid()}.{id(data):x}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:
+            # removed since this store made it (a cache cleaned up meanwhile): make it again,
+            # with whichever of its parents went too
+            self._ready_dirs.clear()
+            self._ready_dir(directory)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             try:
                 view = memoryview(data)

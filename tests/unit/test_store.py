@@ -200,6 +200,15 @@ def test_a_write_through_a_symlink_out_of_the_root_is_refused(
     assert list(outside.iterdir()) == []
 
 
+def test_a_directory_removed_after_a_write_is_made_again(store: Store) -> None:
+    first = store.root / "scores" / "s" / "a.json"
+    store.write_json(first, {"v": 1})
+    shutil.rmtree(store.root / "scores")  # e.g. a user cleaning derived files mid-run
+
+    store.write_json(store.root / "scores" / "s" / "b.json", {"v": 2})
+    assert store.read_json(store.root / "scores" / "s" / "b.json") == {"v": 2}
+
+
 def test_a_symlink_that_stays_inside_the_root_is_followed(store: Store) -> None:
     (store.root / "real").mkdir(parents=True)
     (store.root / "alias").symlink_to(store.root / "real", target_is_directory=True)
