@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,13 @@ def cli_process(*args: str | Path, root: Path, **kw: object) -> subprocess.Popen
     )  # type: ignore[call-overload]
 
 
+def wait_until(condition: Callable[[], bool], timeout_s: float = 30) -> None:
+    """Poll `condition` until it holds or `timeout_s` passes (the test then fails on its own)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def sample_files(root: Path) -> list[Path]:
     return sorted((root / "samples").rglob("r*.json")) if (root / "samples").exists() else []
 
@@ -44,9 +52,7 @@ def test_sigkill_halfway_then_rerun_makes_exactly_cases_x_repeats_calls(project,
         env={"NOISEFLOOR_FAKE_LOG_CALLS": str(log), "NOISEFLOOR_FAKE_SLEEP": "0.3"},
     )
     proc = cli_process("run", suite, root=_isolated_root)
-    deadline = time.monotonic() + 60
-    while len(sample_files(_isolated_root)) < 4 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: len(sample_files(_isolated_root)) >= 4, timeout_s=60)
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     kept = len(sample_files(_isolated_root))
@@ -173,12 +179,8 @@ def test_interrupting_a_run_kills_the_targets_process_groups(project, _isolated_
     # a shell starts background jobs with SIGINT ignored, and Python keeps it so: restore it
     restore = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
     proc = cli_process("run", suite, "--jobs", jobs, root=_isolated_root, preexec_fn=restore)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        started = pid_file.read_text().split() if pid_file.exists() else []
-        if len(started) >= 2 * int(jobs):  # each call writes its pid and its grandchild's
-            break
-        time.sleep(0.02)
+    # each call appends its pid and its grandchild's
+    wait_until(lambda: pid_file.exists() and len(pid_file.read_text().split()) >= 2 * int(jobs))
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 3, err.decode()
