@@ -57,6 +57,7 @@ class RunOptions:
     jobs: int = 1
     fresh: bool = False
     label: str | None = None
+    replace: bool = False
     set_baseline: bool = False
     on_sample: Callable[[Pending, str], None] | None = None
     on_start: Callable[[int], None] | None = None
@@ -155,9 +156,19 @@ def run_suite(
     started = utc_now()
     with store.lock(suite.name):
         key = built.record.key
-        epoch = store.bump_epoch(suite.name, key) if opts.fresh else store.epoch(suite.name, key)
+        prior = _label_pool(store, suite.name, opts, key)
+        if prior is not None:
+            epoch = prior.epoch
+        elif opts.fresh or opts.replace:
+            epoch = store.bump_epoch(suite.name, key)
+        else:
+            epoch = store.epoch(suite.name, key)
         redactor = Redactor(suite.redact, built.secrets)
         cases = case_records(store, suite, built, epoch, opts.repeats, redactor)
+        pooled = store.label_runs(suite.name, opts.label) if prior and opts.label else []
+        if prior is not None:
+            held = {c.case_id: c for c in prior.cases}
+            cases = [_after_held(c, held.get(c.case_id)) for c in cases]
         pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
         if opts.on_start is not None:
             opts.on_start(len(pending))
@@ -182,12 +193,13 @@ def run_suite(
             epoch=epoch,
             jobs=opts.jobs,
             calls=calls,
+            pooled_runs=pooled,
             served_models=served,
             cases=cases,
         )
         store.save_run(run)
         if opts.label:
-            store.set_label(suite.name, opts.label, run.run_id)
+            store.set_label(suite.name, opts.label, [*pooled, run.run_id])
         if opts.set_baseline:
             store.set_baseline(suite.name, run.run_id)
     if not score:
@@ -195,6 +207,45 @@ def run_suite(
     bands, stats = _bands(store, suite.name, cases)
     _index(store, run)
     return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunRecord | None:
+    """The newest run of the label this run adds its repeats to; None when it starts the label.
+
+    A label pools repeats of one target version, in one epoch: a different version is refused,
+    and so is `--fresh`, which would silently drop the repeats the label holds.
+    """
+    if not opts.label or opts.replace:
+        return None
+    prior = store.find_label(opts.label, suite)
+    if prior is None:
+        return None
+    if prior.target.key != key:
+        raise UsageError(
+            f"label {opts.label!r} holds runs of target version {prior.target.key} "
+            f"(newest {prior.run_id}); this target's version is {key}",
+            hint=f"a label pools repeats of one target version: record under another label, "
+            f"or pass --replace to start {opts.label!r} over",
+        )
+    if opts.fresh:
+        raise UsageError(
+            f"--fresh would start label {opts.label!r} over, dropping the repeats it holds",
+            hint="drop --fresh (a run under an existing label takes new repeats anyway), "
+            "or pass --replace to start the label over",
+        )
+    return prior
+
+
+def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:
+    """A case that takes its repeats after those its label already holds in the same sample set.
+
+    A case whose input changed has a new sample set, and starts from repeat 0 there.
+    """
+    if held is None or held.sample_dir != case.sample_dir:
+        return case
+    return case.model_copy(
+        update={"first_repeat": held.repeats, "repeats": held.repeats + case.repeats}
+    )
 
 
 def _endpoint_checks(store: Store, built: BuiltTarget, cases: list[CaseRecord]) -> dict[str, int]:
