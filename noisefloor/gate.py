@@ -151,6 +151,8 @@ def run_suite(
         raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
     if opts.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
+    if opts.replace and not opts.label:
+        raise UsageError("--replace starts a label over: it needs --label NAME")
     built = built or build_target(suite, store.root)
     store.ensure()
     started = utc_now()
@@ -329,8 +331,30 @@ def _check_comparable(base: RunRecord, cand: RunRecord, allow_target_change: boo
     return [f"target spec changed ({'; '.join(changes)}), compared anyway"] if changes else []
 
 
-def _run_summary(run: RunRecord) -> dict[str, Any]:
+def _one_or_all(values: set[int]) -> int | list[int]:
+    ordered = sorted(values)
+    return ordered[0] if len(ordered) == 1 else ordered
+
+
+def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
+    """The runs that took the repeats a run's cases hold, oldest first: the run itself and the
+    earlier runs of its label, each with the repeats per case it took."""
+    held = {c.case_id: c.sample_dir for c in run.cases}
+    out = []
+    for run_id in [*run.pooled_runs, run.run_id]:
+        taker = run if run_id == run.run_id else store.load_run(run.suite, run_id)
+        taken = {
+            c.repeats - c.first_repeat for c in taker.cases if held.get(c.case_id) == c.sample_dir
+        }
+        if taken:
+            out.append({"run_id": run_id, "repeats": _one_or_all(taken)})
+    return out
+
+
+def _run_summary(run: RunRecord, store: Store | None = None) -> dict[str, Any]:
+    """What a report says of one side; given the store, which runs its repeats come from."""
     reps = sorted({c.repeats for c in run.cases})
+    rests_on = {"rests_on": _rests_on(store, run)} if store is not None else {}
     return {
         "run_id": run.run_id,
         "started_at": run.started_at,
@@ -343,6 +367,7 @@ def _run_summary(run: RunRecord) -> dict[str, Any]:
         "cases": len(run.cases),
         "target": {"kind": run.target.kind, **run.target.spec},
         "served_models": run.served_models,
+        **rests_on,
     }
 
 
@@ -432,7 +457,7 @@ def compare_runs(
         "rule_summary": data["suite"],
         "settings": data["settings"],
         "suite_summary": suite_summary(data["cases"], settings),
-        "runs": {"baseline": _run_summary(base), "candidate": _run_summary(cand)},
+        "runs": {"baseline": _run_summary(base, view), "candidate": _run_summary(cand, view)},
         "calls": cand.calls,
         "work": stats.as_dict(),
     }

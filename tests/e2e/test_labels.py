@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from noisefloor.ledger import ledger_path
@@ -110,3 +111,119 @@ def test_the_designs_queries_run_unchanged_on_the_ledger(cli, tmp_path, server, 
         assert request_sha is not None and request_sha != prompt_sha
         assert raw == ledger_raw and '"choices"' in raw
         assert (model, host, finish) == ("nf-test-model", server.base_url.split("/")[2], "stop")
+
+
+def _label_file(root: Path, label: str) -> dict[str, Any]:
+    return orjson.loads((root / "labels" / "http" / f"{label}.json").read_bytes())
+
+
+def _sides(report: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Per case: the baseline's and the candidate's valid repeats of the first scorer."""
+    return {
+        case["case_id"]: (case["scorers"][0]["baseline"]["n"], case["scorers"][0]["candidate"]["n"])
+        for case in report["cases"]
+    }
+
+
+def test_a_label_recorded_twice_pools_both_runs(cli, tmp_path, server, _isolated_root):
+    suite = _design_suite(tmp_path, server.base_url)
+    assert cli("record", suite, "--label", "before", "--jobs", "2").code == 0
+    assert len(server.requests) == 6
+    again = cli("record", suite, "--label", "before", "--jobs", "2")
+    assert again.code == 0, again.err
+    # every record calls the endpoint: three new repeats per case, after the ones held
+    assert len(server.requests) == 12
+    runs = _label_file(_isolated_root, "before")["runs"]
+    assert len(runs) == 2
+    newest = orjson.loads((_isolated_root / "runs" / "http" / f"{runs[1]}.json").read_bytes())
+    assert newest["pooled_runs"] == runs[:1] and newest["calls"] == 6
+    assert {(c["first_repeat"], c["repeats"]) for c in newest["cases"]} == {(3, 6)}
+    assert cli("record", suite, "--label", "after", "--jobs", "2").code == 0
+
+    result = cli("compare", "--baseline", "before", "--current", "after", "--format", "json")
+    assert result.code == 0, result.out
+    report = result.json()
+    assert _sides(report) == {"capital_word": (6, 3), "invoice_json": (6, 3)}
+    assert report["runs"]["baseline"]["rests_on"] == [
+        {"run_id": runs[0], "repeats": 3},
+        {"run_id": runs[1], "repeats": 3},
+    ]
+    assert report["runs"]["baseline"]["repeats"] == 6
+    after = _label_file(_isolated_root, "after")["runs"]
+    assert report["runs"]["candidate"]["rests_on"] == [{"run_id": after[0], "repeats": 3}]
+
+    terminal = cli("compare", "--baseline", "before", "--current", "after")
+    assert terminal.code == 0
+    assert (
+        f"  baseline before: 6 repeats per case from 2 runs: {runs[0]} (3), {runs[1]} (3)"
+        in terminal.out
+    )
+    assert f"  candidate after: 3 repeats per case from 1 run: {after[0]} (3)" in terminal.out
+
+    # the design's query sees the pool: each repeat once, under its label
+    rows = _query(_isolated_root, BY_LABEL, "before")
+    assert len(rows) == 12
+    assert _query(_isolated_root, PASS_RATE)[1][0::2] == ("before", 12)
+
+    # a label names its pool wherever a run is named
+    diff = cli("diff", "after", "--baseline", "before", "--format", "json")
+    assert diff.code == 0, diff.out
+    assert _sides(diff.json()) == {"capital_word": (6, 3), "invoice_json": (6, 3)}
+
+
+def test_a_label_of_another_target_version_is_refused_until_replaced(
+    cli, tmp_path, server, _isolated_root
+):
+    suite = _design_suite(tmp_path, server.base_url)
+    first = cli("record", suite, "--label", "nightly", "--jobs", "2")
+    assert first.code == 0, first.err
+    old = _label_file(_isolated_root, "nightly")["runs"]
+    # --fresh would drop the pool the label holds
+    fresh = cli("record", suite, "--label", "nightly", "--fresh")
+    assert fresh.code == 3
+    assert "--fresh would start label 'nightly' over" in fresh.err and "--replace" in fresh.err
+
+    alone = cli("run", suite, "--replace")
+    assert alone.code == 3 and "--replace starts a label over: it needs --label NAME" in alone.err
+
+    other = http_suite(
+        tmp_path,
+        server.base_url,
+        repeats=3,
+        cases_file="cases.jsonl",
+        model="nf-other-model",
+    )
+    refused = cli("record", other, "--label", "nightly")
+    assert refused.code == 3
+    assert "label 'nightly' holds runs of target version" in refused.err
+    assert "record under another label, or pass --replace" in refused.err
+    assert len(server.requests) == 6  # refused before any call
+
+    replaced = cli("record", other, "--label", "nightly", "--replace", "--jobs", "2")
+    assert replaced.code == 0, replaced.err
+    assert len(server.requests) == 12
+    new = _label_file(_isolated_root, "nightly")["runs"]
+    assert len(new) == 1 and new != old
+    assert (_isolated_root / "runs" / "http" / f"{old[0]}.json").exists()
+    assert {
+        r[0] for r in _query(_isolated_root, "SELECT run_id FROM runs WHERE label = ?", "nightly")
+    } == set(new)
+
+    # --replace under the same version starts over too: new samples, not the cached ones
+    again = cli("record", other, "--label", "nightly", "--replace", "--jobs", "2")
+    assert again.code == 0, again.err
+    assert len(server.requests) == 18
+    assert len(_label_file(_isolated_root, "nightly")["runs"]) == 1
+
+
+def test_check_under_a_label_compares_the_pool(cli, tmp_path, server, _isolated_root):
+    suite = _design_suite(tmp_path, server.base_url)
+    assert cli("check", suite, "--jobs", "2").code == 0  # adopts the baseline
+    assert cli("check", suite, "--label", "pr", "--jobs", "2").code == 0
+    second = cli("check", suite, "--label", "pr", "--jobs", "2", "--format", "json")
+    assert second.code == 0, second.out
+    report = second.json()
+    assert _sides(report) == {"capital_word": (3, 6), "invoice_json": (3, 6)}
+    assert [r["repeats"] for r in report["runs"]["candidate"]["rests_on"]] == [3, 3]
+    # the label's first run reused the baseline's cached samples; its second took new ones
+    assert len(server.requests) == 12
