@@ -227,3 +227,27 @@ def test_check_under_a_label_compares_the_pool(cli, tmp_path, server, _isolated_
     assert [r["repeats"] for r in report["runs"]["candidate"]["rests_on"]] == [3, 3]
     # the label's first run reused the baseline's cached samples; its second took new ones
     assert len(server.requests) == 12
+
+
+def test_a_case_whose_input_changed_under_a_label_starts_its_pool_over(
+    cli, tmp_path, server, _isolated_root
+):
+    suite = _design_suite(tmp_path, server.base_url)
+    assert cli("record", suite, "--label", "before", "--jobs", "2").code == 0
+    edited = [
+        {"id": "invoice_json", "prompt": INVOICE, **INVOICE_GRADER},
+        {"id": "capital_word", "prompt": f"{CAPITAL_WORD} Paris", **CAPITAL_GRADER},
+    ]
+    write_cases(tmp_path, edited)
+    assert cli("record", suite, "--label", "before", "--jobs", "2").code == 0
+    assert cli("record", suite, "--label", "after", "--jobs", "2").code == 0
+
+    result = cli("compare", "--baseline", "before", "--current", "after", "--format", "json")
+    assert result.code == 0, result.out
+    report = result.json()
+    # the old input's repeats answered another prompt: they are not pooled with the new ones
+    assert _sides(report) == {"capital_word": (3, 3), "invoice_json": (6, 3)}
+    assert report["runs"]["baseline"]["repeats"] == [3, 6]
+    assert [r["repeats"] for r in report["runs"]["baseline"]["rests_on"]] == [3, 3]
+    terminal = cli("compare", "--baseline", "before", "--current", "after")
+    assert "  baseline before: 3-6 repeats per case from 2 runs: " in terminal.out
