@@ -716,10 +716,11 @@ class Ledger:
         self._write(work)
 
     def index_run(self, store_root: Path, run: RunRecord) -> None:
-        """Upsert a run, the status of each of its repeats and its samples, in one transaction.
+        """Upsert a run, the status of each repeat it took and its samples, in one transaction.
 
         The status comes from the run's score files; a repeat without one is `invalid`
-        (`unscored`). Sample files that are missing are skipped.
+        (`unscored`). Sample files that are missing are skipped. A labelled run also refreshes
+        which runs its label names (`--replace` drops the earlier ones from the label's rows).
 
         Args:
             store_root: The store root.
