@@ -80,7 +80,16 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )
-    parser.add_argument("--label", metavar="NAME", help="name this run (see `compare`)")
+    parser.add_argument(
+        "--label",
+        metavar="NAME",
+        help="name this run (see `compare`); runs under one label pool their repeats",
+    )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="start --label over with new samples (its earlier runs stay in the store)",
+    )
     parser.add_argument(
         "--set-baseline", action="store_true", help="make this run the suite's baseline"
     )
@@ -331,6 +340,7 @@ def _progress(args: argparse.Namespace) -> Any:
         jobs=args.jobs,
         fresh=args.fresh,
         label=args.label,
+        replace=args.replace,
         set_baseline=args.set_baseline,
     )
     if not sys.stderr.isatty():

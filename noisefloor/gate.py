@@ -57,6 +57,7 @@ class RunOptions:
     jobs: int = 1
     fresh: bool = False
     label: str | None = None
+    replace: bool = False
     set_baseline: bool = False
     on_sample: Callable[[Pending, str], None] | None = None
     on_start: Callable[[int], None] | None = None
@@ -150,14 +151,26 @@ def run_suite(
         raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
     if opts.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
+    if opts.replace and not opts.label:
+        raise UsageError("--replace starts a label over: it needs --label NAME")
     built = built or build_target(suite, store.root)
     store.ensure()
     started = utc_now()
     with store.lock(suite.name):
         key = built.record.key
-        epoch = store.bump_epoch(suite.name, key) if opts.fresh else store.epoch(suite.name, key)
+        prior = _label_pool(store, suite.name, opts, key)
+        if prior is not None:
+            epoch = prior.epoch
+        elif opts.fresh or opts.replace:
+            epoch = store.bump_epoch(suite.name, key)
+        else:
+            epoch = store.epoch(suite.name, key)
         redactor = Redactor(suite.redact, built.secrets)
         cases = case_records(store, suite, built, epoch, opts.repeats, redactor)
+        pooled = store.label_runs(suite.name, opts.label) if prior and opts.label else []
+        if prior is not None:
+            held = {c.case_id: c for c in prior.cases}
+            cases = [_after_held(c, held.get(c.case_id)) for c in cases]
         pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
         if opts.on_start is not None:
             opts.on_start(len(pending))
@@ -182,12 +195,13 @@ def run_suite(
             epoch=epoch,
             jobs=opts.jobs,
             calls=calls,
+            pooled_runs=pooled,
             served_models=served,
             cases=cases,
         )
         store.save_run(run)
         if opts.label:
-            store.set_label(suite.name, opts.label, run.run_id)
+            store.set_label(suite.name, opts.label, [*pooled, run.run_id])
         if opts.set_baseline:
             store.set_baseline(suite.name, run.run_id)
     if not score:
@@ -195,6 +209,45 @@ def run_suite(
     bands, stats = _bands(store, suite.name, cases)
     _index(store, run)
     return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunRecord | None:
+    """The newest run of the label this run adds its repeats to; None when it starts the label.
+
+    A label pools repeats of one target version, in one epoch: a different version is refused,
+    and so is `--fresh`, which would silently drop the repeats the label holds.
+    """
+    if not opts.label or opts.replace:
+        return None
+    prior = store.find_label(opts.label, suite)
+    if prior is None:
+        return None
+    if prior.target.key != key:
+        raise UsageError(
+            f"label {opts.label!r} holds runs of target version {prior.target.key} "
+            f"(newest {prior.run_id}); this target's version is {key}",
+            hint=f"a label pools repeats of one target version: record under another label, "
+            f"or pass --replace to start {opts.label!r} over",
+        )
+    if opts.fresh:
+        raise UsageError(
+            f"--fresh would start label {opts.label!r} over, dropping the repeats it holds",
+            hint="drop --fresh (a run under an existing label takes new repeats anyway), "
+            "or pass --replace to start the label over",
+        )
+    return prior
+
+
+def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:
+    """A case that takes its repeats after those its label already holds in the same sample set.
+
+    A case whose input changed has a new sample set, and starts from repeat 0 there.
+    """
+    if held is None or held.sample_dir != case.sample_dir:
+        return case
+    return case.model_copy(
+        update={"first_repeat": held.repeats, "repeats": held.repeats + case.repeats}
+    )
 
 
 def _endpoint_checks(store: Store, built: BuiltTarget, cases: list[CaseRecord]) -> dict[str, int]:
@@ -278,8 +331,30 @@ def _check_comparable(base: RunRecord, cand: RunRecord, allow_target_change: boo
     return [f"target spec changed ({'; '.join(changes)}), compared anyway"] if changes else []
 
 
-def _run_summary(run: RunRecord) -> dict[str, Any]:
+def _one_or_all(values: set[int]) -> int | list[int]:
+    ordered = sorted(values)
+    return ordered[0] if len(ordered) == 1 else ordered
+
+
+def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
+    """The runs that took the repeats a run's cases hold, oldest first: the run itself and the
+    earlier runs of its label, each with the repeats per case it took."""
+    held = {c.case_id: c.sample_dir for c in run.cases}
+    out = []
+    for run_id in [*run.pooled_runs, run.run_id]:
+        taker = run if run_id == run.run_id else store.load_run(run.suite, run_id)
+        taken = {
+            c.repeats - c.first_repeat for c in taker.cases if held.get(c.case_id) == c.sample_dir
+        }
+        if taken:
+            out.append({"run_id": run_id, "repeats": _one_or_all(taken)})
+    return out
+
+
+def _run_summary(run: RunRecord, store: Store | None = None) -> dict[str, Any]:
+    """What a report says of one side; given the store, which runs its repeats come from."""
     reps = sorted({c.repeats for c in run.cases})
+    rests_on = {"rests_on": _rests_on(store, run)} if store is not None else {}
     return {
         "run_id": run.run_id,
         "started_at": run.started_at,
@@ -292,6 +367,7 @@ def _run_summary(run: RunRecord) -> dict[str, Any]:
         "cases": len(run.cases),
         "target": {"kind": run.target.kind, **run.target.spec},
         "served_models": run.served_models,
+        **rests_on,
     }
 
 
@@ -381,7 +457,7 @@ def compare_runs(
         "rule_summary": data["suite"],
         "settings": data["settings"],
         "suite_summary": suite_summary(data["cases"], settings),
-        "runs": {"baseline": _run_summary(base), "candidate": _run_summary(cand)},
+        "runs": {"baseline": _run_summary(base, view), "candidate": _run_summary(cand, view)},
         "calls": cand.calls,
         "work": stats.as_dict(),
     }

@@ -29,14 +29,15 @@ from noisefloor.records import (
     ScorerUse,
 )
 from noisefloor.store import Store, has_sample
+from noisefloor.targets.base import exchange_hashes
 
 __all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ledger_path"]
 
 #: The ledger's file name under the store root (ignored by the store's .gitignore).
 LEDGER_FILE = "ledger.sqlite"
 
-#: Bump whenever a table or the view changes; an older ledger is dropped and recreated.
-SCHEMA_VERSION = 1
+#: Bump whenever a table or a view changes; an older ledger is dropped and rebuilt from the files.
+SCHEMA_VERSION = 2
 
 #: How long a writer waits for another writer's lock before SQLite reports "database is locked".
 BUSY_TIMEOUT_MS = 30_000
@@ -79,6 +80,7 @@ _SAMPLE_COLUMNS = (
     "latency_ms",
     "finish_reason",
     "prompt_sha",
+    "request_sha",
     "output_sha",
     "output_text",
     "stderr_text",
@@ -122,6 +124,7 @@ _SCHEMA = (
         latency_ms REAL,
         finish_reason TEXT,
         prompt_sha TEXT,
+        request_sha TEXT,
         output_sha TEXT,
         output_text TEXT,
         stderr_text TEXT,
@@ -130,7 +133,7 @@ _SCHEMA = (
     """,
     "CREATE INDEX samples_case ON samples (suite, case_id)",
     """
-    CREATE TABLE runs (
+    CREATE TABLE run_records (
         run_id TEXT PRIMARY KEY,
         suite TEXT NOT NULL,
         label TEXT,
@@ -155,8 +158,17 @@ _SCHEMA = (
     )
     """,
     "CREATE INDEX run_samples_case ON run_samples (case_id)",
-    # The design's ledger row: one scored repeat of one run. The sample columns come through a
-    # LEFT JOIN so that a repeat whose sample file is gone still shows up.
+    # The runs a label names now (labels/<suite>/<label>.json): `--replace` starts a label over
+    """
+    CREATE TABLE label_runs (
+        suite TEXT NOT NULL,
+        label TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        PRIMARY KEY (suite, label, run_id)
+    )
+    """,
+    # Every scored repeat a run took, with the sample's columns. They come through a LEFT JOIN
+    # so that a repeat whose sample file is gone still shows up.
     """
     CREATE VIEW ledger AS
     SELECT
@@ -178,6 +190,7 @@ _SCHEMA = (
         s.latency_ms AS latency_ms,
         s.finish_reason AS finish_reason,
         s.prompt_sha AS prompt_sha,
+        s.request_sha AS request_sha,
         s.output_sha AS output_sha,
         s.output_text AS output_text,
         s.stderr_text AS stderr_text,
@@ -185,8 +198,34 @@ _SCHEMA = (
         rs.sample_path AS sample_path,
         s.started_at AS sample_started_at
     FROM run_samples AS rs
-    JOIN runs AS r ON r.run_id = rs.run_id
+    JOIN run_records AS r ON r.run_id = rs.run_id
     LEFT JOIN samples AS s ON s.sample_path = rs.sample_path
+    """,
+    # The quarantine-lane design's `runs`: exactly its columns, one row per case-repeat, so that
+    # its queries run unchanged. A run's label shows only while the label names the run, so a
+    # label's rows are its pool (a rescored copy of a run, or a run `--replace` dropped, has none).
+    """
+    CREATE VIEW runs AS
+    SELECT
+        l.run_id AS run_id,
+        lr.label AS label,
+        l.started_at AS started_at,
+        l.model AS model,
+        l.base_host AS base_host,
+        l.harness_version AS harness_version,
+        l.case_id AS case_id,
+        l.repeat_idx AS repeat_idx,
+        l.status AS status,
+        l.reason AS reason,
+        l.latency_ms AS latency_ms,
+        l.finish_reason AS finish_reason,
+        l.prompt_sha AS prompt_sha,
+        l.output_sha AS output_sha,
+        l.output_text AS output_text,
+        l.raw_json AS raw_json
+    FROM ledger AS l
+    LEFT JOIN label_runs AS lr
+        ON lr.run_id = l.run_id AND lr.suite = l.suite AND lr.label = l.label
     """,
 )
 
@@ -232,13 +271,16 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
     env = envelope if isinstance(envelope, dict) else {}
     output = _text(sample.get("output")) or ""
     argv = sample.get("argv")
-    if env.get("prompt_sha"):
-        prompt_sha = env["prompt_sha"]
+    messages = (env.get("request") or {}).get("messages")
+    hashes: dict[str, str | None] = {"prompt_sha": None, "request_sha": None}
+    if isinstance(messages, list):
+        # from the stored (redacted) request, so that older samples hash alike
+        hashes.update(exchange_hashes(messages))
+    elif env.get("prompt_sha"):
+        hashes.update(prompt_sha=env["prompt_sha"], request_sha=env.get("request_sha"))
     elif isinstance(argv, list):
         # what a command receives is its rendered argv; hashing it makes prompts comparable
-        prompt_sha = _sha256(orjson.dumps(argv))
-    else:
-        prompt_sha = None
+        hashes["prompt_sha"] = _sha256(orjson.dumps(argv))
     raw = env.get("raw")
     wall_s = sample.get("wall_s")
     return {
@@ -260,7 +302,7 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
         "exit_code": sample.get("exit_code"),
         "latency_ms": round(float(wall_s) * 1000, 3) if wall_s is not None else None,
         "finish_reason": env.get("finish_reason"),
-        "prompt_sha": prompt_sha,
+        **hashes,
         # computed from the stored text, so that it always matches the output_text column
         "output_sha": _sha256(output.encode("utf-8")),
         "output_text": output,
@@ -371,11 +413,16 @@ def _run_row(run: RunRecord) -> Row:
     }
 
 
+def _label_row(suite: str, label: str, run_id: str) -> Row:
+    return {"suite": suite, "label": label, "run_id": run_id}
+
+
 def _run_sample_rows(store: Store, run: RunRecord) -> list[Row]:
     rows = []
     for case in run.cases:
         scores = _read_scores(store, run.suite, case)
-        for repeat in range(case.repeats):
+        # the repeats this run took; earlier runs of its label hold the rows of the others
+        for repeat in range(case.first_repeat, case.repeats):
             status, reason = _repeat_status(case, scores, repeat)
             rows.append(
                 {
@@ -413,8 +460,9 @@ def _upsert_sql(table: str, columns: tuple[str, ...]) -> str:
 
 
 _UPSERT_SAMPLE = _upsert_sql("samples", _SAMPLE_COLUMNS)
-_UPSERT_RUN = _upsert_sql("runs", _RUN_COLUMNS)
+_UPSERT_RUN = _upsert_sql("run_records", _RUN_COLUMNS)
 _UPSERT_RUN_SAMPLE = _upsert_sql("run_samples", _RUN_SAMPLE_COLUMNS)
+_UPSERT_LABEL_RUN = _upsert_sql("label_runs", ("suite", "label", "run_id"))
 
 
 def _code(exc: sqlite3.Error) -> int:
@@ -505,8 +553,8 @@ class Ledger:
 
     Attributes:
         path: The database file.
-        recreated: True when an older-version or corrupt file was replaced by an empty ledger
-            on open (`rebuild` fills it again from the JSON files).
+        recreated: True when an older-version or corrupt file was replaced on open; a ledger
+            at a store root (`ledger_path`) is then filled again from the JSON files.
     """
 
     def __init__(self, path: Path) -> None:
@@ -528,6 +576,10 @@ class Ledger:
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
             self._conn = self._open()
+            if self.recreated and self.path.name == LEDGER_FILE:
+                # an older schema or a corrupt file was dropped: index the store's files again,
+                # in place (upserts), so that no command sees a ledger that forgot its runs
+                _fill(self._conn, Store(self.path.parent))
         except BaseException:
             self.close()
             raise
@@ -664,10 +716,11 @@ class Ledger:
         self._write(work)
 
     def index_run(self, store_root: Path, run: RunRecord) -> None:
-        """Upsert a run, the status of each of its repeats and its samples, in one transaction.
+        """Upsert a run, the status of each repeat it took and its samples, in one transaction.
 
         The status comes from the run's score files; a repeat without one is `invalid`
-        (`unscored`). Sample files that are missing are skipped.
+        (`unscored`). Sample files that are missing are skipped. A labelled run also refreshes
+        which runs its label names (`--replace` drops the earlier ones from the label's rows).
 
         Args:
             store_root: The store root.
@@ -698,11 +751,22 @@ class Ledger:
             if s
         ]
 
+        members = (
+            [_label_row(run.suite, run.label, r) for r in store.label_runs(run.suite, run.label)]
+            if run.label
+            else []
+        )
+
         def work(conn: sqlite3.Connection) -> None:
             conn.execute(_UPSERT_RUN, run_row)
             conn.execute("DELETE FROM run_samples WHERE run_id = ?", (run.run_id,))
             conn.executemany(_UPSERT_RUN_SAMPLE, links)
             conn.executemany(_UPSERT_SAMPLE, samples)
+            if run.label:
+                conn.execute(
+                    "DELETE FROM label_runs WHERE suite = ? AND label = ?", (run.suite, run.label)
+                )
+                conn.executemany(_UPSERT_LABEL_RUN, members)
 
         self._write(work)
 
@@ -836,20 +900,28 @@ def _relative(store_root: Path, path: Path) -> str:
         raise StoreError(f"{path} is not under the store root {root}") from None
 
 
+def _fill(conn: sqlite3.Connection, store: Store) -> dict[str, int]:
+    """Upsert the rows of every sample file, run record and label under the root."""
+    read = (_read_sample(store.root, rel) for rel in _sample_files(store.root))
+    samples = [row for row in read if row]
+    runs = [store.load_run(suite, run_id) for suite, run_id in store.runs()]
+    links = [row for run in runs for row in _run_sample_rows(store, run)]
+    members = [_label_row(suite, label, r) for suite, label, ids in store.labels() for r in ids]
+    # files are read before the transaction, so the write lock is held only for the writes
+    with _transaction(conn):
+        conn.executemany(_UPSERT_SAMPLE, samples)
+        conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
+        conn.executemany(_UPSERT_RUN_SAMPLE, links)
+        conn.executemany(_UPSERT_LABEL_RUN, members)
+    return {"samples": len(samples), "runs": len(runs), "run_samples": len(links)}
+
+
 def _build(store: Store, target: Path) -> dict[str, int]:
     """Write a complete ledger from the JSON files into a new file at `target`."""
     # no WAL for a file nobody else opens yet: a clean close leaves the database alone
     conn = _connect(target, wal=False)
     try:
         _ensure_schema(conn, target)
-        read = (_read_sample(store.root, rel) for rel in _sample_files(store.root))
-        samples = [row for row in read if row]
-        runs = [store.load_run(suite, run_id) for suite, run_id in store.runs()]
-        links = [row for run in runs for row in _run_sample_rows(store, run)]
-        with _transaction(conn):
-            conn.executemany(_UPSERT_SAMPLE, samples)
-            conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
-            conn.executemany(_UPSERT_RUN_SAMPLE, links)
+        return _fill(conn, store)
     finally:
         conn.close()
-    return {"samples": len(samples), "runs": len(runs), "run_samples": len(links)}

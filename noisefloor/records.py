@@ -54,6 +54,9 @@ class CaseRecord(_Record):
     """Hash of what the target receives for this case (input and id)."""
     input: str
     repeats: int
+    """Repeats the run rests on: r0 up to r<repeats-1> in the sample directory."""
+    first_repeat: int = 0
+    """Repeats below this one were taken by earlier runs of the run's label (`pooled_runs`)."""
     sample_dir: str
     """Directory of the sample files, relative to the store root."""
     tags: list[str] = []
@@ -91,6 +94,8 @@ class RunRecord(_Record):
     calls: int
     """Target calls this run made (0 when every sample came from the cache)."""
     rescored_from: str | None = None
+    pooled_runs: list[str] = []
+    """Earlier runs of the same label whose repeats this run's cases include, oldest first."""
     served_models: dict[str, int] = {}
     """HTTP targets: how many samples each model the endpoint said it served answered."""
     cases: list[CaseRecord]

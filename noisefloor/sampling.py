@@ -17,12 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from noisefloor.ledger import Ledger, ledger_path
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import CaseInput, Target
+from noisefloor.targets.base import CaseInput, Target, exchange_hashes
 
 __all__ = ["Pending", "Redactor", "pending_samples", "take_samples"]
 
@@ -153,8 +151,8 @@ def _rehash(data: dict[str, Any]) -> None:
     if envelope.get("output_sha") is not None:
         envelope["output_sha"] = _sha256(data["output"]["text"].encode("utf-8"))
     messages = (envelope.get("request") or {}).get("messages")
-    if envelope.get("prompt_sha") is not None and messages is not None:
-        envelope["prompt_sha"] = _sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS))
+    if envelope.get("prompt_sha") is not None and isinstance(messages, list):
+        envelope.update(exchange_hashes(messages))
 
 
 async def _take(

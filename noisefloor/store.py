@@ -10,7 +10,7 @@ import fcntl
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -360,14 +360,41 @@ class Store:
             return []
         return [self.read_model(p, BaselinePointer) for p in sorted(base.glob("*.json"))]
 
-    def set_label(self, suite: str, label: str, run_id: str) -> None:
-        """Point a label at a run."""
+    def set_label(self, suite: str, label: str, run_ids: Sequence[str]) -> None:
+        """Name the runs of a label, oldest first: their repeats pool."""
         self.write_json(
-            self.label_path(suite, label), {"label": label, "run_id": run_id, "suite": suite}
+            self.label_path(suite, label), {"label": label, "runs": list(run_ids), "suite": suite}
         )
 
+    def label_runs(self, suite: str, label: str) -> list[str]:
+        """The runs a label names, oldest first; empty when there is no such label.
+
+        A label file written before labels pooled names a single `run_id`.
+        """
+        path = self.label_path(suite, label)
+        if not path.exists():
+            return []
+        data = self.read_json(path)
+        runs = data.get("runs", [data.get("run_id")]) if isinstance(data, dict) else None
+        if not isinstance(runs, list) or not runs or not all(isinstance(r, str) for r in runs):
+            raise StoreError(
+                f"corrupt label file {self._show(path)}: it names no runs",
+                hint="delete it and record the label again",
+            )
+        return runs
+
+    def labels(self) -> list[tuple[str, str, list[str]]]:
+        """Every label: (suite, label, its runs), by suite and label."""
+        base = self.root / "labels"
+        found = sorted(base.glob("*/*.json")) if base.is_dir() else []
+        return [(p.parent.name, p.stem, self.label_runs(p.parent.name, p.stem)) for p in found]
+
     def find_label(self, label: str, suite: str | None = None) -> RunRecord | None:
-        """The run a label points at, searched across suites unless one is given."""
+        """The newest run of a label, searched across suites unless one is given.
+
+        That run's cases hold the label's whole pool: each run recorded under a label takes
+        repeats after the ones its earlier runs took, in the same sample sets.
+        """
         _check_name(label, "label")
         base = self.root / "labels"
         paths = [self.label_path(suite, label)] if suite else sorted(base.glob(f"*/{label}.json"))
@@ -380,8 +407,8 @@ class Store:
                 + ", ".join(p.parent.name for p in paths),
                 hint="name the suite with --suite",
             )
-        data = self.read_json(paths[0])
-        return self.load_run(paths[0].parent.name, str(data["run_id"]))
+        suite = paths[0].parent.name
+        return self.load_run(suite, self.label_runs(suite, label)[-1])
 
     def epoch(self, suite: str, target_key: str) -> int:
         """The current sampling epoch of a target version (0 until `--fresh` bumps it)."""

@@ -48,12 +48,31 @@ def _suite_line(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _span(value: int | list[int]) -> str:
+    return f"{value[0]}-{value[-1]}" if isinstance(value, list) else str(value)
+
+
+def _pool_lines(report: dict[str, Any]) -> list[str]:
+    """For each labelled side, the runs its repeats come from (a label pools its runs)."""
+    lines = []
+    for side_name, run in (report.get("runs") or {}).items():
+        if not run.get("label") or not run.get("rests_on"):
+            continue
+        taken = ", ".join(f"{r['run_id']} ({_span(r['repeats'])})" for r in run["rests_on"])
+        count = len(run["rests_on"])
+        lines.append(
+            f"  {side_name} {run['label']}: {_span(run['repeats'])} repeats per case from "
+            f"{count} run{'s' if count > 1 else ''}: {taken}"
+        )
+    return lines
+
+
 def render(report: dict[str, Any]) -> str:
     """The comparison report as text."""
     head = f"{report['suite']}: {report['baseline']} -> {report['candidate']}"
     if report.get("adopted"):
         head = f"{report['suite']}: {report['candidate']} (adopted as the baseline)"
-    lines = [head, *_suite_line(report), ""]
+    lines = [head, *_suite_line(report), *_pool_lines(report), ""]
     for case in report["cases"]:
         mark = _MARK.get(case["verdict"], case["verdict"])
         flaky = case.get("flaky")

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import base64
 import enum
+import hashlib
 from typing import Any, Protocol, runtime_checkable
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "Target",
     "VersionedTarget",
     "decode_stream",
+    "exchange_hashes",
 ]
 
 #: Bump when a field of RawSample changes meaning.
@@ -124,6 +127,30 @@ class RawSample(BaseModel):
     """Target-specific record of the exchange (HTTP: status, usage, raw response, ...)."""
     attempts: int = 1
     """Calls made to obtain this sample, retries of infrastructure errors included."""
+
+
+def _user_text(messages: list[Any]) -> str:
+    texts = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):  # content parts: the text ones are the prompt
+            texts += [str(p.get("text", "")) for p in content if isinstance(p, dict)]
+    return "\n".join(texts)
+
+
+def exchange_hashes(messages: list[Any]) -> dict[str, str]:
+    """The hashes of a chat request: `prompt_sha` of the prompt text (the user messages' text,
+    as the quarantine-lane design hashes its prompt) and `request_sha` of the whole message list.
+    """
+    request = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+    return {
+        "prompt_sha": hashlib.sha256(_user_text(messages).encode("utf-8")).hexdigest(),
+        "request_sha": hashlib.sha256(request).hexdigest(),
+    }
 
 
 class VersionedTarget:

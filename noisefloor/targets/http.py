@@ -23,7 +23,14 @@ import orjson
 from noisefloor import __version__
 from noisefloor.errors import TargetConfigError
 from noisefloor.suite import HttpSpec
-from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
+from noisefloor.targets.base import (
+    CaseInput,
+    Outcome,
+    RawSample,
+    VersionedTarget,
+    decode_stream,
+    exchange_hashes,
+)
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
 from noisefloor.templating import check_value, render_value
@@ -536,7 +543,7 @@ class HttpTarget(VersionedTarget):
             "finish_reason": attempt.finish_reason,
             "usage": usage,
             "latency_ms": round(attempt.latency_s * 1000.0, 3),
-            "prompt_sha": _sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)),
+            **exchange_hashes(messages),
             "output_sha": None,
             "raw": raw,
             "requested_model": self.http.model,

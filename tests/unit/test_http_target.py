@@ -78,6 +78,14 @@ def _one(target: Target, text: str, repeat: int = 0) -> RawSample:
 # -- answers and the envelope ----------------------------------------------------------------
 
 
+def test_a_system_message_changes_the_request_hash_not_the_prompt_hash(server: LlmServer) -> None:
+    plain = _one(_target(server.base_url), "capital of France? Paris").envelope
+    system = _one(_target(server.base_url, system="Be brief."), "capital of France? Paris").envelope
+    assert plain is not None and system is not None
+    assert plain["prompt_sha"] == system["prompt_sha"]
+    assert plain["request_sha"] != system["request_sha"]
+
+
 def test_answer_and_envelope(server: LlmServer) -> None:
     target = _target(server.base_url, temperature=0.0, seed=7, max_tokens=64)
     sample = _one(target, "capital of France? Paris")
@@ -96,8 +104,11 @@ def test_answer_and_envelope(server: LlmServer) -> None:
         "seed": 7,
         "max_tokens": 64,
     }
+    # the prompt's hash is the prompt text's, as the quarantine-lane design hashes it; the
+    # whole exchange's is request_sha
     canonical = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
-    assert env["prompt_sha"] == hashlib.sha256(canonical).hexdigest()
+    assert env["prompt_sha"] == hashlib.sha256(b"capital of France? Paris").hexdigest()
+    assert env["request_sha"] == hashlib.sha256(canonical).hexdigest()
     assert env["output_sha"] == hashlib.sha256(sample.output.text.encode()).hexdigest()
     assert env["status"] == 200 and env["finish_reason"] == "stop"
     assert env["usage"]["total_tokens"] == env["usage"]["prompt_tokens"] + 2

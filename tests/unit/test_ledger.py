@@ -441,14 +441,48 @@ def test_an_older_ledger_is_recreated(tmp_path: Path) -> None:
         assert not ledger.recreated
 
 
-def test_a_corrupt_ledger_is_recreated(built: tuple[Fixture, RunRecord, RunRecord]) -> None:
-    fx, first, _ = built
+def test_a_corrupt_ledger_is_recreated_from_the_files(
+    built: tuple[Fixture, RunRecord, RunRecord],
+) -> None:
+    fx, first, second = built
+    _index_all(fx, [first, second])
+    before = _rows(fx)
     path = ledger_path(fx.root)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
     path.write_bytes(b"this is not a database, " * 100)
     with Ledger(path) as ledger:
         assert ledger.recreated
-        ledger.index_run(fx.root, first)
-        assert len(ledger.ledger_rows()) == 8
+        assert ledger.ledger_rows() == before
+
+
+def test_a_ledger_whose_runs_table_predates_the_design_relation_is_migrated(
+    built: tuple[Fixture, RunRecord, RunRecord],
+) -> None:
+    fx, first, second = built
+    fx.store.set_label(SUITE, "before", [first.run_id])
+    path = ledger_path(fx.root)
+    conn = sqlite3.connect(path)
+    # the first schema: a table named `runs` with columns of its own
+    conn.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, suite TEXT, calls INTEGER)")
+    conn.execute("INSERT INTO runs VALUES ('x', 'demo', 3)")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    with Ledger(path) as ledger:
+        assert ledger.recreated
+        assert [h["run_id"] for h in ledger.history("capital")] == [first.run_id, second.run_id]
+    conn = sqlite3.connect(path)
+    try:
+        got = conn.execute(
+            "SELECT case_id, status, reason FROM runs WHERE label = ? ORDER BY case_id, repeat_idx",
+            ("before",),
+        ).fetchall()
+    finally:
+        conn.close()
+    assert got[:2] == [("capital", "pass", "ok"), ("capital", "fail", "0:json_valid: not_json")]
+    assert len(got) == 8
+    assert _user_version(path) == SCHEMA_VERSION
 
 
 def test_a_newer_ledger_is_refused(tmp_path: Path) -> None:

@@ -389,19 +389,42 @@ def test_run_round_trips_and_runs_are_listed_oldest_first(store: Store) -> None:
 
 def test_labels_round_trip(store: Store) -> None:
     store.save_run(run_record("s", "20250101-aa"))
+    store.save_run(run_record("s", "20250101-ab"))
     store.save_run(run_record("t", "20250102-bb"))
     assert store.find_label("nightly") is None
+    assert store.label_runs("s", "nightly") == []
 
-    store.set_label("s", "nightly", "20250101-aa")
+    store.set_label("s", "nightly", ["20250101-aa", "20250101-ab"])
 
-    assert store.find_label("nightly") == run_record("s", "20250101-aa")
-    assert store.find_label("nightly", suite="s") == run_record("s", "20250101-aa")
+    # the newest run of a label holds its whole pool
+    assert store.label_runs("s", "nightly") == ["20250101-aa", "20250101-ab"]
+    assert store.find_label("nightly") == run_record("s", "20250101-ab")
+    assert store.find_label("nightly", suite="s") == run_record("s", "20250101-ab")
     assert store.find_label("nightly", suite="t") is None
 
-    store.set_label("t", "nightly", "20250102-bb")
+    store.set_label("t", "nightly", ["20250102-bb"])
     with pytest.raises(StoreError, match="several suites"):
         store.find_label("nightly")
     assert store.find_label("nightly", suite="t") == run_record("t", "20250102-bb")
+    assert store.labels() == [
+        ("s", "nightly", ["20250101-aa", "20250101-ab"]),
+        ("t", "nightly", ["20250102-bb"]),
+    ]
+
+
+def test_a_label_file_of_a_single_run_still_reads(store: Store) -> None:
+    store.save_run(run_record("s", "20250101-aa"))
+    store.write_json(
+        store.label_path("s", "old"), {"label": "old", "run_id": "20250101-aa", "suite": "s"}
+    )
+    assert store.label_runs("s", "old") == ["20250101-aa"]
+    assert store.find_label("old") == run_record("s", "20250101-aa")
+
+
+def test_a_label_file_that_names_no_run_is_a_store_error(store: Store) -> None:
+    store.write_json(store.label_path("s", "empty"), {"label": "empty", "runs": [], "suite": "s"})
+    with pytest.raises(StoreError, match=r"corrupt label file .*empty\.json: it names no runs"):
+        store.find_label("empty")
 
 
 def test_find_run_by_id_and_prefix(store: Store) -> None:
