@@ -268,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q = lsub.add_parser("rebuild", help="rebuild the ledger from the JSON sample and run files")
     _global_options(q, top=False)
+    p = command("import", "read a store written by the public noisefloor; never calls the target")
+    p.add_argument("source", type=Path, metavar="DIR", help="the public tool's store root")
+    p.add_argument(
+        "--suite", type=Path, required=True, help="the suite file those runs were taken of"
+    )
     p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
     p.add_argument(
@@ -559,6 +564,27 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from noisefloor.importer import import_store
+    from noisefloor.suite import load_suite
+
+    suite = load_suite(args.suite)
+    result = import_store(_store(args), suite, args.source)
+    out = [
+        f"imported {len(result.imported)} run(s) of {suite.name!r} "
+        f"({result.samples} samples, no target calls)"
+    ]
+    out += [f"  {run_id}" for run_id in result.imported]
+    if result.already:
+        out.append(f"already imported, left alone: {', '.join(result.already)}")
+    if result.baseline:
+        out.append(f"baseline: {result.baseline}")
+    _emit("\n".join(out) + "\n", args)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
 def cmd_ledger(args: argparse.Namespace) -> int:
     from noisefloor.ledger import Ledger, ledger_path
 
@@ -586,6 +612,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "plan": cmd_plan,
     "history": cmd_history,
     "ledger": cmd_ledger,
+    "import": cmd_import,
 }
 
 
