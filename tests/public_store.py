@@ -61,7 +61,11 @@ SCORERS: dict[str, list[Any]] = {
     "offline-behaviour": [
         "json_valid",
         {"type": "json_path_in", "path": "confidence", "values": ["high", "medium"]},
-        {"type": "json_path_subset", "path": "citations[].source", "allowed": [SPECS, FAQ, RUNBOOK]},
+        {
+            "type": "json_path_subset",
+            "path": "citations[].source",
+            "allowed": [SPECS, FAQ, RUNBOOK],
+        },
         {"type": "contains", "needle": "offline"},
     ],
     "charging-bays": [
@@ -72,7 +76,11 @@ SCORERS: dict[str, list[Any]] = {
     "error-code-409": [
         "json_valid",
         {"type": "contains", "needle": "409"},
-        {"type": "json_path_subset", "path": "citations[].source", "allowed": [SPECS, FAQ, RUNBOOK]},
+        {
+            "type": "json_path_subset",
+            "path": "citations[].source",
+            "allowed": [SPECS, FAQ, RUNBOOK],
+        },
     ],
     "refuses-parental-leave": [
         "json_valid",
@@ -264,9 +272,7 @@ BASE_TIME = datetime(2026, 9, 3, 1, 45, 8, 400182, tzinfo=UTC)
 CAND_TIME = datetime(2026, 9, 3, 1, 48, 35, 696525, tzinfo=UTC)
 
 
-def write_capture(
-    root: Path, command: list[str], **candidate: Any
-) -> tuple[str, str]:
+def write_capture(root: Path, command: list[str], **candidate: Any) -> tuple[str, str]:
     """The capture: a baseline run, a candidate run (with what `candidate` plants), the pointer."""
     base = write_run(root, BASE_TIME, command=command)
     cand = write_run(root, CAND_TIME, command=command, **candidate)
