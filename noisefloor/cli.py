@@ -574,7 +574,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"imported {len(result.imported)} run(s) of {suite.name!r} "
         f"({result.samples} samples, no target calls)"
     ]
-    out += [f"  {run_id}" for run_id in result.imported]
+    for run in result.imported:
+        source = run.imported_from
+        repeats = "/".join(str(n) for n in sorted({c.repeats for c in run.cases}))
+        git = f", git {source.git_sha}" if source and source.git_sha else ""
+        out.append(f"  {run.run_id}  {len(run.cases)} cases x {repeats} repeats{git}")
     if result.already:
         out.append(f"already imported, left alone: {', '.join(result.already)}")
     if result.baseline:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,13 +27,27 @@ from noisefloor.suite import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 from noisefloor.targets.factory import secret_values
 
-__all__ = ["ImportResult", "PublicRun", "import_store", "read_public_store"]
+__all__ = [
+    "ImportResult",
+    "PublicCase",
+    "PublicInvocation",
+    "PublicPointer",
+    "PublicRun",
+    "PublicRunFile",
+    "PublicStore",
+    "import_store",
+    "raw_sample",
+    "read_public_store",
+    "target_record",
+]
 
 _LAYOUT = (
-    "a store of the public noisefloor tool holds runs/<run_id>/run.json, scores.json and "
-    "cases/<case_id>/<repeat>.json, and baselines/<suite>.json"
+    "give the directory the public noisefloor used as --root (default .noisefloor): it holds "
+    "runs/<run_id>/run.json, scores.json and cases/<case_id>/<repeat>.json, and "
+    "baselines/<suite>.json"
 )
 _REPEAT_FILE = re.compile(r"^(0|[1-9][0-9]*)\.json$")
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 class _Public(BaseModel):
@@ -45,7 +58,7 @@ class _Public(BaseModel):
 class PublicCase(_Public):
     """One entry of `cases` in the public tool's run.json."""
 
-    case_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    case_id: str = Field(pattern=_NAME)
     definition_hash: str
     outcome: Literal["ok", "degraded", "error"]
     """ok: every repeat ok; degraded: some; error: none."""
@@ -55,7 +68,7 @@ class PublicCase(_Public):
 class PublicRunFile(_Public):
     """The public tool's run.json."""
 
-    run_id: str
+    run_id: str = Field(pattern=_NAME)
     suite_name: str
     suite_hash: str
     target_command: list[str] = Field(min_length=1)
@@ -113,7 +126,7 @@ class PublicStore:
 class ImportResult:
     """What an import added, and what it left alone and why."""
 
-    imported: list[str] = field(default_factory=list)
+    imported: list[RunRecord] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
     samples: int = 0
     baseline: str | None = None
@@ -122,6 +135,13 @@ class ImportResult:
 
 def _fail(message: str, where: Path | None = None, hint: str | None = None) -> StoreError:
     return StoreError(message, where=str(where) if where else None, hint=hint or _LAYOUT)
+
+
+def _incomplete(run_dir: Path) -> str:
+    return (
+        f"the public tool saves run.json, then the calls, then scores.json: remove runs/"
+        f"{run_dir.name} if that save never finished, and import the other runs"
+    )
 
 
 def _read(path: Path, model: type[Any], what: str) -> Any:
@@ -134,7 +154,8 @@ def _read(path: Path, model: type[Any], what: str) -> Any:
         raise _fail(
             f"not valid JSON ({exc}): the file is truncated or corrupt",
             path,
-            hint="restore it from where the store came from (the public tool writes whole files)",
+            hint="restore it from where the store came from, or remove its run directory to "
+            "import the other runs",
         ) from None
     if model is dict:
         if not isinstance(data, dict):
@@ -155,31 +176,38 @@ def _read(path: Path, model: type[Any], what: str) -> Any:
         ) from None
 
 
-def _run_dirs(source: Path) -> Iterator[Path]:
+def _run_dirs(source: Path) -> list[Path]:
     runs = source / "runs"
     if not runs.is_dir():
         raise _fail(f"no runs/ directory in {source}: this is not a store of the public noisefloor")
     found = sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not found:
         raise _fail(f"{runs} holds no run directories: there is nothing to import")
-    yield from found
+    return found
 
 
 def _invocations(run_dir: Path, case: PublicCase) -> list[PublicInvocation]:
     """Every repeat file of one case, checked against run.json as the public tool checks them."""
     case_dir = run_dir / "cases" / case.case_id
     if not case_dir.is_dir():
-        raise _fail(f"case {case.case_id!r} of run.json has no directory", case_dir)
+        raise _fail(
+            f"case {case.case_id!r} of run.json has no directory", case_dir, _incomplete(run_dir)
+        )
     names = sorted(p.name for p in case_dir.glob("*.json"))
     stray = [n for n in names if not _REPEAT_FILE.match(n)]
     if stray:
-        raise _fail(f"stray file {stray[0]!r} among the repeats (0.json, 1.json, ...)", case_dir)
+        raise _fail(
+            f"stray file {stray[0]!r} among the repeats (0.json, 1.json, ...)",
+            case_dir,
+            hint="move it out of the case directory; only the repeat files belong there",
+        )
     expected = {f"{i}.json" for i in range(case.repeats)}
     if set(names) != expected:
         raise _fail(
             f"case {case.case_id!r}: run.json says {case.repeats} repeat(s), found files "
             f"{', '.join(names) or 'none'}: the run is incomplete",
             case_dir,
+            _incomplete(run_dir),
         )
     out = []
     for repeat in range(case.repeats):
@@ -190,6 +218,7 @@ def _invocations(run_dir: Path, case: PublicCase) -> list[PublicInvocation]:
                 f"holds case {inv.case_id!r} repeat {inv.repeat}, not {case.case_id!r} "
                 f"repeat {repeat}",
                 path,
+                _incomplete(run_dir),
             )
         out.append(inv)
     ok = sum(1 for inv in out if inv.outcome == "ok")
@@ -199,13 +228,20 @@ def _invocations(run_dir: Path, case: PublicCase) -> list[PublicInvocation]:
             f"case {case.case_id!r} is {case.outcome!r} in run.json but {ok}/{len(out)} of "
             f"its repeats are ok ({said!r}): the run is inconsistent",
             run_dir / "run.json",
+            _incomplete(run_dir),
         )
     return out
 
 
 def _read_run(run_dir: Path, record: PublicRunFile) -> PublicRun:
     if record.run_id != run_dir.name:
-        raise _fail(f"run.json names run {record.run_id!r}, not its directory", run_dir)
+        raise _fail(
+            f"run.json names run {record.run_id!r}, not its directory",
+            run_dir,
+            hint=f"rename the directory to {record.run_id}, as the public tool names it",
+        )
+    if not (run_dir / "scores.json").exists():
+        raise _fail("missing scores.json", run_dir, _incomplete(run_dir))
     scores = _read(run_dir / "scores.json", dict, "scores by case")
     invocations = {}
     for case in record.cases:
@@ -217,6 +253,7 @@ def _read_run(run_dir: Path, record: PublicRunFile) -> PublicRun:
                 f"case {case.case_id!r}: {case.repeats} repeat(s) but {got} score list(s) in "
                 "scores.json: the run is incomplete or inconsistent",
                 run_dir / "scores.json",
+                _incomplete(run_dir),
             )
     return PublicRun(record, invocations)
 
@@ -458,7 +495,6 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
     with store.lock(suite.name):
         existing = {run_id for _, run_id in store.runs(suite.name)}
         used = _used_epochs(store, suite.name)
-        new_runs = []
         for run in public.runs:
             if run.record.run_id in existing:
                 result.already.append(run.record.run_id)
@@ -471,12 +507,11 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             if not record.cases:
                 continue
             store.save_run(record)
-            new_runs.append(record)
-            result.imported.append(record.run_id)
+            result.imported.append(record)
             result.samples += written
         if public.pointer is not None:
             result.baseline = _import_pointer(store, suite.name, public.pointer, result)
-    for record in new_runs:
+    for record in result.imported:
         run_tasks(store, band_tasks(store, suite.name, record.cases, {}).tasks)
         with Ledger(ledger_path(store.root)) as ledger:
             ledger.index_run(store.root, record)

@@ -48,6 +48,7 @@ def test_import_then_diff_reports_the_planted_regression(cli, rag):
     assert imported.code == 0, imported.err
     assert f"imported 2 run(s) of '{SUITE}' (30 samples, no target calls)" in imported.out
     assert f"baseline: {base}" in imported.out
+    assert f"  {cand}  5 cases x 3 repeats, git ee4aa5d\n" in imported.out
 
     report = cli("diff", "--format", "json")
     assert report.code == 2, report.err
@@ -190,6 +191,11 @@ def _scores_short(public: Path) -> None:
     path.write_bytes(orjson.dumps(scores))
 
 
+def _no_scores(public: Path) -> None:
+    base = write_run(public, BASE_TIME, command=COMMAND)
+    (public / "runs" / base / "scores.json").unlink()
+
+
 def _random_files(public: Path) -> None:
     public.mkdir()
     (public / "notes.txt").write_text("hello")
@@ -239,6 +245,7 @@ def _other_suite(public: Path) -> None:
         pytest.param(_other_layout, "not the public noisefloor's run record", id="foreign"),
         pytest.param(_missing_repeat, "says 3 repeat(s), found files 0.json, 1.json", id="gap"),
         pytest.param(_scores_short, "3 repeat(s) but 2 score list(s)", id="scores-short"),
+        pytest.param(_no_scores, "missing scores.json", id="no-scores"),
         pytest.param(_pointer_to_nowhere, "which is not under runs/", id="pointer"),
         pytest.param(_stray_repeat, "stray file '0 copy.json'", id="stray-repeat"),
         pytest.param(_other_suite, "holds runs of quickstart", id="other-suite"),

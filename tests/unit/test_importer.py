@@ -120,7 +120,7 @@ def test_runs_of_one_target_version_take_one_epoch_each(tmp_path, _isolated_root
     base = write_run(tmp_path / "public", BASE_TIME, command=COMMAND)
     cand = write_run(tmp_path / "public", CAND_TIME, command=COMMAND)
     store, result = _import(tmp_path, _isolated_root)
-    assert result.imported == [base, cand]
+    assert [r.run_id for r in result.imported] == [base, cand]
     first, second = store.load_run(SUITE, base), store.load_run(SUITE, cand)
     assert first.target.key == second.target.key
     assert (first.epoch, second.epoch) == (0, 1)
@@ -135,7 +135,7 @@ def test_a_later_run_of_the_public_store_is_added_on_the_next_import(tmp_path, _
     _import(tmp_path, _isolated_root)
     cand = write_run(tmp_path / "public", CAND_TIME, command=COMMAND)
     store, result = _import(tmp_path, _isolated_root)
-    assert (result.imported, result.already) == ([cand], [base])
+    assert ([r.run_id for r in result.imported], result.already) == ([cand], [base])
     assert store.load_run(SUITE, cand).epoch == 1
 
 
@@ -166,7 +166,7 @@ def test_cases_the_suite_lacks_are_left_out_with_a_warning(tmp_path, _isolated_r
     suite = load_suite(write_suite(tmp_path, cases=["charging-bays", "error-code-409"]))
     store = Store(_isolated_root)
     result = import_store(store, suite, tmp_path / "public")
-    run = store.load_run(SUITE, result.imported[0])
+    run = store.load_run(SUITE, result.imported[0].run_id)
     assert [c.case_id for c in run.cases] == ["charging-bays", "error-code-409"]
     assert result.samples == 6
     assert sum("'offline-behaviour' is not in the suite" in w for w in result.warnings) == 1
@@ -193,7 +193,7 @@ def test_the_suites_redaction_applies_to_imported_samples(tmp_path, _isolated_ro
     path.write_text(path.read_text() + "redact: ['two robots']\n")
     store = Store(_isolated_root)
     result = import_store(store, load_suite(path), tmp_path / "public")
-    run = store.load_run(SUITE, result.imported[0])
+    run = store.load_run(SUITE, result.imported[0].run_id)
     case = next(c for c in run.cases if c.case_id == "charging-bays")
     sample = orjson.loads((_isolated_root / case.sample_dir / "r0.json").read_bytes())
     assert "two robots" not in orjson.dumps(sample).decode()
