@@ -95,11 +95,15 @@ SCORERS: dict[str, list[Any]] = {
 }
 
 FAKE_RAG = '''\
-"""Answers like the captured RAG agent; RAG_FAKE_BREAK=<case id> makes that case go wrong."""
+"""Answers like the captured RAG agent; RAG_FAKE_BREAK=<case id> makes that case go wrong,
+RAG_FAKE_LOG=<file> logs each call."""
 import json, os, sys
 
 ANSWERS = json.loads(%r)
 case_id = sys.argv[1]
+if os.environ.get("RAG_FAKE_LOG"):
+    with open(os.environ["RAG_FAKE_LOG"], "a") as log:
+        log.write(case_id + "\\n")
 question, answer, confidence, citations = ANSWERS[case_id]
 if os.environ.get("RAG_FAKE_BREAK") == case_id:
     answer, confidence = "Use 500 g of flour and 350 g of water.", "high"

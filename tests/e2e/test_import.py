@@ -132,16 +132,20 @@ def test_rescore_applies_the_suite_to_imported_samples(cli, rag):
     assert sides["error-code-409"]["outcomes"] == {"error:exit": 3}
 
 
-def test_check_compares_a_fresh_run_with_the_imported_baseline(cli, rag, monkeypatch):
+def test_check_compares_a_fresh_run_with_the_imported_baseline(cli, rag, monkeypatch, tmp_path):
     suite, public = rag
     base, _ = write_capture(public, COMMAND)
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("RAG_FAKE_LOG", str(log))
     assert cli("import", public, "--suite", suite).code == 0
+    assert not log.exists()  # importing never calls the target
     same = cli("check", suite, "--format", "json")
     assert same.code == 0, same.err
     data = same.json()
     assert data["adopted"] is False
     assert data["baseline"] == base
     assert data["calls"] == 15  # imported samples are compared against, never reused
+    assert len(log.read_text().splitlines()) == 15
     assert data["counts"] == {"unchanged": 5}
 
     monkeypatch.setenv("RAG_FAKE_BREAK", "refuses-off-domain")
