@@ -277,6 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q = lsub.add_parser("rebuild", help="rebuild the ledger from the JSON sample and run files")
     _global_options(q, top=False)
+    p = command("import", "read a store written by the public noisefloor; never calls the target")
+    p.add_argument("source", type=Path, metavar="DIR", help="the public tool's store root")
+    p.add_argument(
+        "--suite", type=Path, required=True, help="the suite file those runs were taken of"
+    )
     p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
     p.add_argument(
@@ -569,6 +574,31 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from noisefloor.importer import import_store
+    from noisefloor.suite import load_suite
+
+    suite = load_suite(args.suite)
+    result = import_store(_store(args), suite, args.source)
+    out = [
+        f"imported {len(result.imported)} run(s) of {suite.name!r} "
+        f"({result.samples} samples, no target calls)"
+    ]
+    for run in result.imported:
+        source = run.imported_from
+        repeats = "/".join(str(n) for n in sorted({c.repeats for c in run.cases}))
+        git = f", git {source.git_sha}" if source and source.git_sha else ""
+        out.append(f"  {run.run_id}  {len(run.cases)} cases x {repeats} repeats{git}")
+    if result.already:
+        out.append(f"already imported, left alone: {', '.join(result.already)}")
+    if result.baseline:
+        out.append(f"baseline: {result.baseline}")
+    _emit("\n".join(out) + "\n", args)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
 def cmd_ledger(args: argparse.Namespace) -> int:
     from noisefloor.ledger import Ledger, ledger_path
 
@@ -596,6 +626,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "plan": cmd_plan,
     "history": cmd_history,
     "ledger": cmd_ledger,
+    "import": cmd_import,
 }
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "RunOptions",
     "RunResult",
     "adoption_report",
+    "case_key",
     "case_records",
     "check_suite",
     "compare_labels",
@@ -46,6 +47,7 @@ __all__ = [
     "rescore_run",
     "resolve_run",
     "run_suite",
+    "scorer_uses",
 ]
 
 
@@ -74,7 +76,8 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _scorer_uses(case: Case) -> list[ScorerUse]:
+def scorer_uses(case: Case) -> list[ScorerUse]:
+    """The scorers of a case as a run records them."""
     return [
         ScorerUse(
             label=b.label,
@@ -88,7 +91,8 @@ def _scorer_uses(case: Case) -> list[ScorerUse]:
     ]
 
 
-def _case_key(case: Case) -> str:
+def case_key(case: Case) -> str:
+    """The cache key of what the target receives for a case (its id and input)."""
     return short_hash({"case_id": case.id, "input": case.input})
 
 
@@ -118,17 +122,17 @@ def case_records(
     key = built.record.key
     cases = []
     for case in suite.cases:
-        case_key = _case_key(case)
-        sample_dir = store.sample_dir(suite.name, case.id, key, case_key, epoch)
+        key_of_case = case_key(case)
+        sample_dir = store.sample_dir(suite.name, case.id, key, key_of_case, epoch)
         cases.append(
             CaseRecord(
                 case_id=case.id,
-                case_key=case_key,
+                case_key=key_of_case,
                 input=redactor.text(case.input),
                 repeats=repeats or case.repeats,
                 sample_dir=store.rel(sample_dir),
                 tags=list(case.tags),
-                scorers=_scorer_uses(case),
+                scorers=scorer_uses(case),
                 line=case.line,
             )
         )
@@ -648,7 +652,7 @@ def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
         raise UsageError(f"run {run.run_id} belongs to suite {run.suite!r}, not {suite.name!r}")
     current = {c.id: c for c in suite.cases}
     cases = [
-        c.model_copy(update={"scorers": _scorer_uses(current[c.case_id])})
+        c.model_copy(update={"scorers": scorer_uses(current[c.case_id])})
         if c.case_id in current
         else c
         for c in run.cases

@@ -14,6 +14,7 @@ __all__ = [
     "BaselinePointer",
     "CaseBand",
     "CaseRecord",
+    "ImportedFrom",
     "RepeatScore",
     "RepeatStatus",
     "RunRecord",
@@ -77,6 +78,24 @@ class TargetRecord(_Record):
     """Content hashes of the files that make up the target's code."""
 
 
+class ImportedFrom(_Record):
+    """Where an imported run came from: the public noisefloor tool's own identity of it."""
+
+    tool: str
+    """The tool and version that took the samples, e.g. `noisefloor 0.1.0 (public)`."""
+    run_id: str
+    suite_hash: str
+    """That tool's hash of the whole suite (name, target, case definitions)."""
+    git_sha: str | None
+    """`git rev-parse --short HEAD` in the target's directory when it ran, if any."""
+    target_cwd: str
+    """The target's working directory as that suite file wrote it."""
+    env: dict[str, str] = {}
+    """The variables that suite set for the target."""
+    definition_hashes: dict[str, str] = {}
+    """That tool's hash of each case (input and scorers), by case id."""
+
+
 class RunRecord(_Record):
     """A run: which samples answered which cases, with which scorers. Written when it completes."""
 
@@ -98,6 +117,8 @@ class RunRecord(_Record):
     """Earlier runs of the same label whose repeats this run's cases include, oldest first."""
     served_models: dict[str, int] = {}
     """HTTP targets: how many samples each model the endpoint said it served answered."""
+    imported_from: ImportedFrom | None = None
+    """Set when `noisefloor import` read this run from a store of the public noisefloor tool."""
     cases: list[CaseRecord]
 
 
