@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -36,13 +37,20 @@ __all__ = [
     "suite_json_schema",
 ]
 
-_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: Names that become file names (suite names, case ids), as one regular expression that means
+#: the same in Python and in JSON Schema (ECMA-262): Python's `$` also matches before a final
+#: newline, which `(?!\n)` rules out. The schema carries it as `pattern`, so editors and the
+#: loader accept exactly the same names.
+SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\n)"
+#: The longest such name, in characters.
+SLUG_MAX = 128
+_SLUG = re.compile(SLUG_PATTERN)
 #: Keys of a scorer entry that are gate settings, not scorer parameters.
 GATE_KEYS = ("min_effect", "suspect_drop")
 
 
 def _slug(value: str) -> str:
-    if not _SLUG.fullmatch(value) or len(value) > 128:
+    if not _SLUG.search(value) or len(value) > SLUG_MAX:
         raise ValueError(
             f"{value!r} is not a safe name: use letters, digits, '.', '_' and '-', starting with a "
             "letter or digit (it becomes a file name)"
@@ -50,7 +58,11 @@ def _slug(value: str) -> str:
     return value
 
 
-Slug = Annotated[str, AfterValidator(_slug)]
+Slug = Annotated[
+    str,
+    AfterValidator(_slug),
+    WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": SLUG_MAX}),
+]
 
 
 class _Model(BaseModel):

@@ -6,14 +6,19 @@ words, with every problem of the file listed at once and no trace of the validat
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from noisefloor.errors import ExitCode, SuiteError
 from noisefloor.scorers import REGISTRY
@@ -623,3 +628,44 @@ def test_schema_accepts_a_good_suite_and_rejects_a_bad_scorer() -> None:
     assert list(validator.iter_errors(bad))
     bad["cases"][0]["scorers"] = ["vibes"]
     assert list(validator.iter_errors(bad))
+
+
+@functools.cache
+def _schema_validator() -> Any:
+    jsonschema = pytest.importorskip("jsonschema")
+    return jsonschema.Draft202012Validator(suite_json_schema())
+
+
+_SLUG_CHARS = st.sampled_from("aZ09._-/ \n\t$é{}")
+
+
+@settings(database=None, max_examples=200, deadline=None)
+@given(
+    name=st.one_of(
+        st.text(_SLUG_CHARS, max_size=6),
+        st.text(max_size=4),
+        # around the length limit
+        st.integers(125, 131).map(lambda n: "a" * n),
+        st.integers(124, 130).flatmap(lambda n: st.text(_SLUG_CHARS, min_size=n, max_size=n)),
+    )
+)
+def test_schema_and_loader_accept_exactly_the_same_names(name: str) -> None:
+    """Every suite name (and case id) the schema accepts, the loader accepts, and vice versa."""
+    doc = {
+        "name": name,
+        "target": {"command": ["echo", "{{input}}"]},
+        "cases": [{"id": name, "input": "x", "scorers": ["json_valid"]}],
+    }
+    schema_errors = {e.json_path for e in _schema_validator().iter_errors(doc)}
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "suite.yaml"
+        path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+        try:
+            load_suite(path)
+        except SuiteError as exc:
+            loader_errors = exc.details
+        else:
+            loader_errors = []
+
+    assert schema_errors == ({"$.cases[0].id", "$.name"} if loader_errors else set())
+    assert len(loader_errors) in (0, 2), loader_errors
