@@ -25,6 +25,7 @@ from pydantic import (
 
 from noisefloor.errors import SuiteError
 from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
+from noisefloor.templating import placeholder_problems
 
 __all__ = [
     "Case",
@@ -380,6 +381,22 @@ def _build_scorers(
     return bindings, problems
 
 
+def _template_problems(target: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """Unknown placeholders in the target's templates, read from the raw data so that they are
+    reported together with every other problem, whatever else is wrong with the target."""
+    if not isinstance(target, dict):
+        return []
+    templates: list[tuple[tuple[Any, ...], Any]] = [(("target", "command"), target.get("command"))]
+    http = target.get("http")
+    if isinstance(http, dict):
+        templates += [(("target", "http", key), http.get(key)) for key in ("messages", "system")]
+    return [
+        ((*base, *loc), msg)
+        for base, value in templates
+        for loc, msg in placeholder_problems(value)
+    ]
+
+
 def load_suite(path: Path | str) -> Suite:
     """Load and validate a suite file, raising SuiteError listing every problem found."""
     path = Path(path)
@@ -406,6 +423,8 @@ def load_suite(path: Path | str) -> Suite:
             if len(loc) > 1 and loc[0] == "cases":
                 continue  # each case is validated on its own below, with its line
             problems.append((shown, loc, msg))
+
+    problems.extend((shown, loc, msg) for loc, msg in _template_problems(data.get("target")))
 
     raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any]] = []
     if isinstance(data.get("cases"), list):

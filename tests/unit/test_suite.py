@@ -449,6 +449,51 @@ BAD = [
     ),
     pytest.param(
         Bad(
+            GOOD.replace('"{{input}}"', '"{{inptu}}"'),
+            3,
+            ("target.command[1]", "unknown placeholder '{{inptu}}'", "did you mean {{input}}?"),
+        ),
+        id="unknown-placeholder-in-command",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace('"{{input}}"', '"{{input}"'),
+            3,
+            ("target.command[1]", "malformed placeholder '{{input}'", "did you mean {{input}}?"),
+        ),
+        id="malformed-placeholder-in-command",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace(
+                '  command: [echo, "{{input}}"]',
+                "  http:\n"
+                "    base_url: http://127.0.0.1:8080/v1\n"
+                "    model: m\n"
+                "    messages:\n"
+                "      - {role: user, content: 'Q: {{case}}'}",
+            ),
+            7,
+            ("target.http.messages[0].content", "unknown placeholder '{{case}}'"),
+        ),
+        id="unknown-placeholder-in-messages",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace(
+                '  command: [echo, "{{input}}"]',
+                "  http:\n"
+                "    base_url: http://127.0.0.1:8080/v1\n"
+                "    model: m\n"
+                "    system: 'Answer {{repeats}} times'",
+            ),
+            6,
+            ("target.http.system", "unknown placeholder '{{repeats}}'", "did you mean {{repeat}}?"),
+        ),
+        id="unknown-placeholder-in-system",
+    ),
+    pytest.param(
+        Bad(
             GOOD.split("cases:")[0] + "cases_file: cases.jsonl\n",
             None,
             ("not a JSON object",),
@@ -531,6 +576,21 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert len(error.details) == 2
     assert error.details[0].startswith(f"{path}:10: cases[1].scorers[0].type: unknown scorer")
     assert error.details[1].startswith(f"{path}:13: cases[2].scorers[0].pattern: scorer 'regex'")
+
+
+def test_a_placeholder_problem_is_reported_with_every_other_problem(tmp_path: Path) -> None:
+    text = GOOD.replace('"{{input}}"', '"{{inptu}}", "{{repeat}}", "{{case-id}}"').replace(
+        "[json_valid]", "[contians]"
+    )
+    path = write(tmp_path, text)
+
+    error = load_error(path)
+
+    assert error.message == f"3 problems in suite {path}"
+    assert error.details[0].startswith(f"{path}:3: target.command[1]: unknown placeholder")
+    assert error.details[1].startswith(f"{path}:3: target.command[3]: unknown placeholder")
+    assert "did you mean {{case_id}}?" in error.details[1]
+    assert error.details[2].startswith(f"{path}:7: cases[0].scorers[0].type: unknown scorer")
 
 
 def test_problems_in_suite_and_cases_file_are_reported_together(tmp_path: Path) -> None:
