@@ -6,6 +6,7 @@ Every problem in a file is reported at once, in plain words, as `file:line: wher
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
 from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
 from noisefloor.templating import placeholder_problems
@@ -48,6 +50,8 @@ SLUG_MAX = 128
 _SLUG = re.compile(SLUG_PATTERN)
 #: Keys of a scorer entry that are gate settings, not scorer parameters.
 GATE_KEYS = ("min_effect", "suspect_drop")
+
+Loc = tuple[Any, ...]
 
 
 def _slug(value: str) -> str:
@@ -306,13 +310,17 @@ def _read_yaml(path: Path) -> tuple[str, Any]:
     return text, data
 
 
-def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    """Read a JSONL cases file; quarantine-lane lines become ordinary cases."""
+def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, Any, set[Loc]]], list[str]]:
+    """Read a JSONL cases file; quarantine-lane lines become ordinary cases.
+
+    Returns each line's number, object and the paths (as validated) of values whose `${...}`
+    could not be filled in; and the problems, each a message with file:line.
+    """
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise SuiteError(f"cannot read cases file {shown}: {exc.strerror}") from None
-    cases: list[tuple[int, dict[str, Any]]] = []
+    cases: list[tuple[int, Any, set[Loc]]] = []
     problems: list[str] = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith(b"#"):
@@ -325,9 +333,13 @@ def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, dict[str, Any]
         if not isinstance(obj, dict):
             problems.append(f"{shown}:{number}: expected a JSON object per line")
             continue
+        obj, env_problems = expand_value(obj, os.environ, lambda loc: loc == ("id",))
+        problems.extend(f"{shown}:{number}: {_where(loc)}: {msg}" for loc, msg in env_problems)
+        failed = {loc for loc, _ in env_problems}
         if "prompt" in obj or "grader" in obj:
             obj = _from_quarantine_lane(obj)
-        cases.append((number, obj))
+            failed = {_lane_loc(loc) for loc in failed}
+        cases.append((number, obj, failed))
     return cases, problems
 
 
@@ -341,6 +353,28 @@ def _from_quarantine_lane(obj: dict[str, Any]) -> dict[str, Any]:
         entry = {"type": obj["grader"], **expect} if isinstance(expect, dict) else obj["grader"]
         out.setdefault("scorers", [entry])
     return out
+
+
+def _lane_loc(loc: Loc) -> Loc:
+    """Where a value of a quarantine-lane line ends up once the line is an ordinary case."""
+    head, rest = loc[0], loc[1:]
+    if head == "prompt":
+        return ("input", *rest)
+    if head == "grader":
+        return ("scorers", 0, "type")
+    if head == "expect":
+        return ("scorers", 0, *rest)
+    return loc
+
+
+def _under(loc: Loc, failed: set[Loc]) -> bool:
+    """Whether `loc` lies in a value whose `${...}` failed: its problem is already reported."""
+    return any(loc[: len(bad)] == bad for bad in failed)
+
+
+def _literal(loc: Loc) -> bool:
+    """The suite's name and its case ids key the store, so they are never filled in."""
+    return loc == ("name",) or (len(loc) == 3 and loc[0] == "cases" and loc[2] == "id")
 
 
 def _build_scorers(
@@ -402,13 +436,16 @@ def load_suite(path: Path | str) -> Suite:
     path = Path(path)
     shown = str(path)
     text, data = _read_yaml(path)
+    data, env_problems = expand_value(data, os.environ, _literal)
+    failed = {loc for loc, _ in env_problems}
     problems: list[tuple[str, tuple[Any, ...], str]] = []  # (file, loc, message)
+    problems.extend((shown, loc, msg) for loc, msg in env_problems)
     file_lines: dict[str, _LineMap | dict[int, int]] = {}
 
-    jsonl_cases: list[tuple[int, dict[str, Any]]] = []
+    jsonl_cases: list[tuple[int, Any, set[Loc]]] = []
     cases_file = data.get("cases_file")
     cases_shown = ""
-    if isinstance(cases_file, str):
+    if isinstance(cases_file, str) and ("cases_file",) not in failed:
         cases_path = path.parent / cases_file
         cases_shown = str(cases_path)
         jsonl_cases, jsonl_problems = _jsonl_cases(cases_path, cases_shown)
@@ -422,14 +459,17 @@ def load_suite(path: Path | str) -> Suite:
             loc, msg = _plain(dict(err), _FIELDS)
             if len(loc) > 1 and loc[0] == "cases":
                 continue  # each case is validated on its own below, with its line
-            problems.append((shown, loc, msg))
+            if not _under(loc, failed):
+                problems.append((shown, loc, msg))
 
     problems.extend((shown, loc, msg) for loc, msg in _template_problems(data.get("target")))
 
-    raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any]] = []
+    raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any, set[Loc]]] = []
     if isinstance(data.get("cases"), list):
-        raw_cases.extend((shown, ("cases", i), None, c) for i, c in enumerate(data["cases"]))
-    raw_cases.extend((cases_shown, (), line, c) for line, c in jsonl_cases)
+        raw_cases.extend(
+            (shown, ("cases", i), None, c, failed) for i, c in enumerate(data["cases"])
+        )
+    raw_cases.extend((cases_shown, (), line, c, bad) for line, c, bad in jsonl_cases)
     if not raw_cases:
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
@@ -438,13 +478,14 @@ def load_suite(path: Path | str) -> Suite:
     defaults = spec.defaults if spec else Defaults()
     cases: list[Case] = []
     seen: dict[str, str] = {}
-    for file, base_loc, line, raw in raw_cases:
+    for file, base_loc, line, raw, bad in raw_cases:
         try:
             case_spec = CaseSpec.model_validate(raw)
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
                 loc, msg = _plain(dict(err), _FIELDS | {"": list(CaseSpec.model_fields)})
-                problems.append((f"{file}:{line}" if line else file, (*base_loc, *loc), msg))
+                if not _under((*base_loc, *loc), bad):
+                    problems.append((f"{file}:{line}" if line else file, (*base_loc, *loc), msg))
             continue
         place = f"{file}:{line}" if line else file
         if case_spec.id in seen:
@@ -468,7 +509,11 @@ def load_suite(path: Path | str) -> Suite:
             )
             continue
         bindings, scorer_problems = _build_scorers(entries)
-        problems.extend((place, (*base_loc, "scorers", *loc), msg) for loc, msg in scorer_problems)
+        problems.extend(
+            (place, (*base_loc, "scorers", *loc), msg)
+            for loc, msg in scorer_problems
+            if not _under((*base_loc, "scorers", *loc), bad)
+        )
         cases.append(
             Case(
                 id=case_spec.id,

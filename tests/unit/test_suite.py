@@ -218,6 +218,120 @@ def test_yaml_cases_and_cases_file_together(tmp_path: Path) -> None:
     assert [c.id for c in suite.cases] == ["a", "b"]
 
 
+# --- ${VAR} from the environment -----------------------------------------------------------
+
+#: An endpoint suite whose strings come from the environment; line 4 base_url, 5 model, 6 seed.
+ENV_SUITE = """\
+name: env
+target:
+  http:
+    base_url: ${NF_T_BASE_URL}
+    model: ${NF_T_MODEL:-fallback-model}
+    seed: ${NF_T_SEED}
+    system: "Cost in $${NF_T_CURRENCY}, never ${NF_T_UNSET_OK:-}"
+    extra_body: {user: "${NF_T_USER}"}
+cases_file: ${NF_T_CASES}
+cases:
+  - id: a
+    input: "What is the capital of ${NF_T_COUNTRY}?"
+    scorers: [{type: contains, needle: "${NF_T_NEEDLE:-Paris}"}]
+"""
+
+
+def test_env_vars_expand_in_every_string_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in {
+        "NF_T_BASE_URL": "http://127.0.0.1:9/v1",
+        "NF_T_SEED": "7",
+        "NF_T_USER": "ci-bot",
+        "NF_T_CASES": "lane.jsonl",
+        "NF_T_COUNTRY": "France",
+        "NF_T_GRADER": "must_include",
+        "NF_T_EMPTY": "",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("NF_T_MODEL", "NF_T_NEEDLE", "NF_T_UNSET_OK", "NF_T_CURRENCY"):
+        monkeypatch.delenv(name, raising=False)
+    row = {
+        "id": "q",
+        "prompt": "Capital of ${NF_T_COUNTRY}? [${NF_T_EMPTY}] [${NF_T_EMPTY:-empty}]",
+        "grader": "${NF_T_GRADER}",
+        "expect": {"all": ["${NF_T_NEEDLE:-Paris}"]},
+    }
+    write(tmp_path, jsonl(row), "lane.jsonl")
+
+    suite = load_suite(write(tmp_path, ENV_SUITE))
+
+    http = suite.target.http
+    assert http is not None
+    assert http.base_url == "http://127.0.0.1:9/v1"
+    assert http.model == "fallback-model"
+    assert http.seed == 7  # expanded before validation: the text "7" becomes the integer
+    assert http.system == "Cost in ${NF_T_CURRENCY}, never "  # `$${` is a literal `${`
+    assert http.extra_body == {"user": "ci-bot"}
+    yaml_case, jsonl_case = suite.cases
+    assert yaml_case.input == "What is the capital of France?"
+    assert yaml_case.scorers[0].scorer.spec.params["needle"] == "Paris"
+    assert jsonl_case.input == "Capital of France? [] [empty]"
+    assert jsonl_case.scorers[0].scorer.spec.name == "must_include"
+    assert jsonl_case.scorers[0].scorer.spec.params["all"] == ["Paris"]
+
+
+def test_suite_names_and_case_ids_are_never_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They key the store: an environment must not move a suite's baseline or a case's samples."""
+    monkeypatch.setenv("NF_T_NAME", "demo")
+    text = GOOD.replace("name: demo", "name: ${NF_T_NAME}").replace("id: a", "id: ${NF_T_NAME}")
+
+    details = load_error(write(tmp_path, text)).details
+
+    assert len(details) == 2
+    assert "name: '${NF_T_NAME}' is not a safe name" in details[0]
+    assert "cases[0].id: '${NF_T_NAME}' is not a safe name" in details[1]
+
+
+def test_env_problems_are_reported_with_every_other_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("NF_T_BASE_URL", "NF_T_SEED", "NF_T_CASES", "NF_T_COUNTRY", "NF_T_USER"):
+        monkeypatch.delenv(name, raising=False)
+    path = write(tmp_path, ENV_SUITE.replace("contains", "contians"))
+
+    error = load_error(path)
+
+    # one line per unset variable, and nothing else about the values left unexpanded (no
+    # "seed is not an integer", no missing cases file); the scorer typo is still reported
+    assert [d.split(": ")[0:2] for d in error.details] == [
+        [f"{path}:4", "target.http.base_url"],
+        [f"{path}:6", "target.http.seed"],
+        [f"{path}:8", "target.http.extra_body.user"],
+        [f"{path}:9", "cases_file"],
+        [f"{path}:12", "cases[0].input"],
+        [f"{path}:13", "cases[0].scorers[0].type"],
+    ]
+    assert "NF_T_BASE_URL is not set" in error.details[0]
+    assert "${NF_T_BASE_URL:-" in error.details[0]  # how to give a default
+    assert "unknown scorer 'contians'" in error.details[5]
+
+
+def test_a_secret_variable_is_never_expanded_into_a_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Suite values reach the store (inputs, argv) and the target version: a key must not."""
+    monkeypatch.setenv("NF_T_API_KEY", "sk-do-not-store")
+    text = GOOD.replace('[echo, "{{input}}"]', '[echo, "${NF_T_API_KEY}", "{{input}}"]')
+
+    error = load_error(write(tmp_path, text))
+
+    (detail,) = error.details
+    assert detail.startswith(f"{tmp_path / 'suite.yaml'}:3: target.command[1]: ")
+    assert "NF_T_API_KEY looks like a secret" in detail
+    assert "api_key_env" in detail
+    assert "sk-do-not-store" not in error.format_message()
+
+
 # --- bad suites: one table -----------------------------------------------------------------
 
 
@@ -491,6 +605,49 @@ BAD = [
             ("target.http.system", "unknown placeholder '{{repeats}}'", "did you mean {{repeat}}?"),
         ),
         id="unknown-placeholder-in-system",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: hello ${NF_T_SURELY_UNSET}"),
+            6,
+            ("cases[0].input", "NF_T_SURELY_UNSET is not set", "${NF_T_SURELY_UNSET:-"),
+        ),
+        id="env-var-unset",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: 'say ${user.name}'"),
+            6,
+            ("cases[0].input", "'${user.name}'", "${NAME}", "$${"),
+        ),
+        id="env-var-malformed",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: 'say ${HOME'"),
+            6,
+            ("cases[0].input", "no closing '}'", "$${"),
+        ),
+        id="env-var-unclosed",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: '${NF_T_SURELY_UNSET:-${HOME}}'"),
+            6,
+            ("cases[0].input", "nested"),
+        ),
+        id="env-var-nested-default",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.split("cases:")[0] + "cases_file: cases.jsonl\n",
+            None,
+            ("prompt", "NF_T_SURELY_UNSET is not set"),
+            cases_jsonl=jsonl({"id": "a", "input": "x", "scorers": ["json_valid"]})
+            + jsonl({"id": "q", "prompt": "${NF_T_SURELY_UNSET}", "grader": "json_valid"}),
+            jsonl_line=2,
+        ),
+        id="jsonl-env-var-unset",
     ),
     pytest.param(
         Bad(
