@@ -25,17 +25,19 @@ from pydantic import (
 )
 
 from noisefloor.envvars import expand_value
-from noisefloor.errors import SuiteError
+from noisefloor.errors import SuiteError, UsageError
 from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
 from noisefloor.templating import placeholder_problems
 
 __all__ = [
     "Case",
     "CaseSpec",
+    "EndpointFlags",
     "HttpSpec",
     "ScorerBinding",
     "Suite",
     "SuiteFile",
+    "cases_suite",
     "load_suite",
     "suite_json_schema",
 ]
@@ -431,12 +433,102 @@ def _template_problems(target: Any) -> list[tuple[tuple[Any, ...], str]]:
     ]
 
 
-def load_suite(path: Path | str) -> Suite:
-    """Load and validate a suite file, raising SuiteError listing every problem found."""
+@dataclass(frozen=True)
+class EndpointFlags:
+    """Endpoint settings given on the command line, each overriding the suite's `target.http`.
+
+    A field left None is not given; each field's flag is its name in dashes (`--max-tokens`).
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    system: str | None = None
+
+    def given(self) -> dict[Loc, tuple[str, Any]]:
+        """The path in the suite, the flag and the value of each setting given."""
+        return {
+            ("target", "http", name): ("--" + name.replace("_", "-"), value)
+            for name, value in vars(self).items()
+            if value is not None
+        }
+
+
+def _apply_flags(data: dict[str, Any], given: dict[Loc, tuple[str, Any]], path: Path) -> None:
+    """Put the flags' values into the suite's raw data, over its own."""
+    target = data.get("target")
+    if not given or not isinstance(target, dict):
+        return
+    if isinstance(target.get("http"), dict):
+        target["http"].update({loc[-1]: value for loc, (_, value) in given.items()})
+    elif "http" not in target and "command" in target:
+        flags = ", ".join(flag for flag, _ in given.values())
+        raise UsageError(
+            f"{flags} set values of an endpoint target, and the target of {path} is a command",
+            hint="drop them, or give a suite whose target is `http:`",
+        )
+
+
+def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
+    """Load and validate a suite file, raising SuiteError listing every problem found.
+
+    Args:
+        path: The suite file (YAML).
+        flags: Endpoint settings from the command line, over the suite's own; an endpoint
+            suite only.
+
+    Raises:
+        SuiteError: Every problem of the suite and its cases file, each with file:line.
+        UsageError: Endpoint flags given for a command target.
+    """
     path = Path(path)
-    shown = str(path)
     text, data = _read_yaml(path)
-    data, env_problems = expand_value(data, os.environ, _literal)
+    given = flags.given() if flags else {}
+    # a value a flag replaces is not filled in: its variable need not be set
+    data, env_problems = expand_value(data, os.environ, lambda loc: _literal(loc) or loc in given)
+    _apply_flags(data, given, path)
+    return _validate(path, data, text, env_problems, given)
+
+
+def cases_suite(path: Path | str, flags: EndpointFlags, api_key_env: str | None = None) -> Suite:
+    """An endpoint suite in memory around a JSONL cases file: the quarantine-lane `--cases`.
+
+    The suite is named after the file's stem; the flags must give at least the base URL and
+    the model.
+
+    Args:
+        path: The JSONL cases file.
+        flags: The endpoint's settings.
+        api_key_env: The variable holding the endpoint's key, if any.
+
+    Raises:
+        SuiteError: The file's name is no suite name, or the file has problems (file:line).
+    """
+    path = Path(path)
+    if _SLUG.search(path.stem) is None or len(path.stem) > SLUG_MAX:
+        raise SuiteError(
+            f"the suite takes its name from the cases file, and {path.stem!r} is not a safe name",
+            where=str(path),
+            hint="rename the file: letters, digits, '.', '_' and '-', starting with a letter or digit",
+        )
+    http = {"api_key_env": api_key_env} if api_key_env else {}
+    data: dict[str, Any] = {"name": path.stem, "target": {"http": http}, "cases_file": path.name}
+    given = flags.given()
+    _apply_flags(data, given, path)
+    return _validate(path, data, "", [], given)
+
+
+def _validate(
+    path: Path,
+    data: dict[str, Any],
+    text: str,
+    env_problems: list[tuple[Loc, str]],
+    given: dict[Loc, tuple[str, Any]],
+) -> Suite:
+    """Validate a suite's raw data (filled in, flags applied), listing every problem at once."""
+    shown = str(path)
     failed = {loc for loc, _ in env_problems}
     problems: list[tuple[str, tuple[Any, ...], str]] = []  # (file, loc, message)
     problems.extend((shown, loc, msg) for loc, msg in env_problems)
@@ -473,6 +565,8 @@ def load_suite(path: Path | str) -> Suite:
     if not raw_cases:
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
+            if text
+            else ("", (), f"{cases_shown}: no cases in the file")
         )
 
     defaults = spec.defaults if spec else Defaults()
@@ -530,6 +624,10 @@ def load_suite(path: Path | str) -> Suite:
         file_lines[shown] = lines
         rendered = []
         for file, loc, msg in problems:
+            flag = next((f for at, (f, _) in given.items() if loc[: len(at)] == at), None)
+            if flag is not None:
+                rendered.append(f"{flag}: {msg}")
+                continue
             if not file:
                 rendered.append(msg)
                 continue

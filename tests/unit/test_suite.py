@@ -20,9 +20,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noisefloor.errors import ExitCode, SuiteError
+from noisefloor.errors import ExitCode, SuiteError, UsageError
 from noisefloor.scorers import REGISTRY
-from noisefloor.suite import load_suite, suite_json_schema
+from noisefloor.suite import EndpointFlags, cases_suite, load_suite, suite_json_schema
 
 # Line numbers below refer to this text: 1 name, 2 target, 3 command, 4 cases, 5 id, 6 input,
 # 7 scorers.
@@ -52,6 +52,15 @@ def write(directory: Path, text: str, name: str = "suite.yaml") -> Path:
 def load_error(path: Path) -> SuiteError:
     with pytest.raises(SuiteError) as info:
         load_suite(path)
+    return info.value
+
+
+def load_error_with(path: Path, flags: EndpointFlags, cases: bool = False) -> SuiteError:
+    with pytest.raises(SuiteError) as info:
+        if cases:
+            cases_suite(path, flags)
+        else:
+            load_suite(path, flags)
     return info.value
 
 
@@ -330,6 +339,107 @@ def test_a_secret_variable_is_never_expanded_into_a_suite(
     assert "NF_T_API_KEY looks like a secret" in detail
     assert "api_key_env" in detail
     assert "sk-do-not-store" not in error.format_message()
+
+
+# --- endpoint flags and --cases ------------------------------------------------------------
+
+LANE_ROW = {
+    "id": "capital_word",
+    "prompt": "Capital of France?",
+    "grader": "must_include",
+    "expect": {"all": ["Paris"]},
+}
+
+
+def test_endpoint_flags_override_the_suites_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NF_T_BASE_URL", raising=False)
+    text = GOOD.replace(
+        '  command: [echo, "{{input}}"]',
+        "  http: {base_url: '${NF_T_BASE_URL}', model: m1, temperature: 0.1, system: s}",
+    )
+    flags = EndpointFlags(base_url="http://127.0.0.1:9/v1", model="m2", seed=3, max_tokens=64)
+
+    http = load_suite(write(tmp_path, text), flags).target.http
+
+    # an overridden value is not filled in, so its unset variable is no problem
+    assert http is not None
+    assert (http.base_url, http.model, http.seed, http.max_tokens) == (
+        "http://127.0.0.1:9/v1",
+        "m2",
+        3,
+        64,
+    )
+    assert (http.temperature, http.system) == (0.1, "s")  # not given: the suite's
+
+
+def test_a_problem_with_a_flags_value_names_the_flag(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        '  command: [echo, "{{input}}"]', "  http: {base_url: 'http://h/v1', model: m}"
+    )
+
+    error = load_error_with(write(tmp_path, text), EndpointFlags(system="Be {{brief}}"))
+
+    (detail,) = error.details
+    assert detail.startswith("--system: unknown placeholder '{{brief}}'")
+
+
+def test_endpoint_flags_are_refused_for_a_command_target(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as info:
+        load_suite(write(tmp_path, GOOD), EndpointFlags(model="m", temperature=0.5))
+
+    assert info.value.exit_code is ExitCode.HARNESS
+    assert "--model, --temperature" in info.value.message
+    assert "command" in info.value.message
+
+
+def test_cases_suite_is_an_endpoint_suite_named_after_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, jsonl(LANE_ROW), "lane-smoke.jsonl")
+    flags = EndpointFlags(base_url="http://127.0.0.1:9/v1", model="m", temperature=0.0)
+
+    suite = cases_suite(path, flags, api_key_env="OPENAI_API_KEY")
+
+    assert suite.name == "lane-smoke"
+    assert suite.path == path.absolute()
+    assert suite.target.command is None and suite.target.http is not None
+    http = suite.target.http
+    assert (http.base_url, http.model, http.temperature, http.seed) == (
+        "http://127.0.0.1:9/v1",
+        "m",
+        0.0,
+        None,
+    )
+    assert http.api_key_env == "OPENAI_API_KEY"
+    (case,) = suite.cases
+    assert (case.id, case.input, case.line) == ("capital_word", "Capital of France?", 1)
+    assert suite.defaults.repeats == 5
+
+
+def test_cases_suite_problems_name_the_cases_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, jsonl(LANE_ROW) + "{broken\n", "lane.jsonl")
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    (detail,) = error.details
+    assert detail.startswith(f"{path}:2: not a JSON object")
+
+
+def test_cases_suite_refuses_a_file_name_that_is_no_suite_name(tmp_path: Path) -> None:
+    path = write(tmp_path, jsonl(LANE_ROW), "my cases.jsonl")
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    assert "'my cases'" in error.message and "not a safe name" in error.message
+    assert error.hint is not None and "rename" in error.hint
+
+
+def test_cases_suite_names_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.jsonl"
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    assert str(path) in error.format_message()
 
 
 # --- bad suites: one table -----------------------------------------------------------------
