@@ -14,8 +14,8 @@ __all__ = ["expand_value", "looks_secret"]
 #: Variable names that hold credentials: their values are scrubbed from everything written, and
 #: never copied into a suite.
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-# the escape first, so that `$${X}` is never read as `$` + `${X}`; then a reference; then a `${`
-# that is never closed
+# an escape, a reference, or a `${` never closed; scanning left to right, the escape in `$${X}`
+# matches at its first `$`, before `${X}` could
 _REFERENCE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _FORM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(:-(.*))?", re.DOTALL)
 _FORMS = "write ${NAME} or ${NAME:-default}, or $${ for a literal ${"
@@ -51,8 +51,8 @@ def _expand(text: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
         if looks_secret(name):
             problems.append(
                 f"{name} looks like a secret and is never copied into a suite, whose values are "
-                "stored and hashed: name the key's variable with `api_key_env: "
-                f"{name}` (endpoints); a command target inherits the environment"
+                f"stored and hashed: name the key's variable with `api_key_env: {name}` "
+                "(endpoints); a command target inherits the environment; $${ writes a literal ${"
             )
             return whole
         value = environ.get(name)
@@ -60,8 +60,8 @@ def _expand(text: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
             return str(default)
         if value is None:
             problems.append(
-                f"the environment variable {name} is not set: export it, or give a default "
-                f"with ${{{name}:-...}}"
+                f"the environment variable {name} is not set: export it, give a default with "
+                f"${{{name}:-...}}, or write $${{ for a literal ${{"
             )
             return whole
         return value
