@@ -566,7 +566,7 @@ def _validate(
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
             if text
-            else ("", (), f"{cases_shown}: no cases in the file")
+            else ("", (), f"{cases_shown}: no cases in the file")  # --cases: no suite text
         )
 
     defaults = spec.defaults if spec else Defaults()

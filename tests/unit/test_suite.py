@@ -425,6 +425,14 @@ def test_cases_suite_problems_name_the_cases_file_and_line(tmp_path: Path) -> No
     assert detail.startswith(f"{path}:2: not a JSON object")
 
 
+def test_cases_suite_of_an_empty_file_says_so(tmp_path: Path) -> None:
+    path = write(tmp_path, "\n# nothing yet\n", "lane.jsonl")
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    assert error.details == [f"{path}: no cases in the file"]
+
+
 def test_cases_suite_refuses_a_file_name_that_is_no_suite_name(tmp_path: Path) -> None:
     path = write(tmp_path, jsonl(LANE_ROW), "my cases.jsonl")
 
