@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import os
 import signal
@@ -66,7 +67,9 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("suite", type=Path, help="the suite file (YAML)")
+    parser.add_argument(
+        "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
+    )
     parser.add_argument(
         "--repeats", type=_positive, metavar="N", help="repeats per case (overrides the suite)"
     )
@@ -93,6 +96,34 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set-baseline", action="store_true", help="make this run the suite's baseline"
     )
+    _endpoint_options(parser)
+
+
+def _endpoint_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "endpoint",
+        "An OpenAI-compatible endpoint: run a JSONL cases file against it with no suite file, or "
+        "override an endpoint suite's `target.http` values (which changes the target version).",
+    )
+    group.add_argument(
+        "--cases",
+        type=Path,
+        metavar="FILE",
+        help="a JSONL cases file, run with no suite file; the suite is named after the file",
+    )
+    group.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="e.g. http://127.0.0.1:8080/v1 (with --cases, default env OPENAI_BASE_URL; "
+        "the key is read from OPENAI_API_KEY when set)",
+    )
+    group.add_argument("--model", metavar="NAME", help="the model to request (needed with --cases)")
+    group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
+    group.add_argument("--seed", type=int, metavar="N", help="the request's seed")
+    group.add_argument(
+        "--max-tokens", type=_positive, metavar="N", help="the most tokens an answer may have"
+    )
+    group.add_argument("--system", metavar="TEXT", help="a system message sent before each input")
 
 
 def _format_options(parser: argparse.ArgumentParser) -> None:
@@ -358,10 +389,61 @@ def _progress(args: argparse.Namespace) -> Any:
     return opts, progress
 
 
-def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw: Any) -> Any:
-    from noisefloor.suite import load_suite
+def _load(args: argparse.Namespace) -> Any:
+    """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
+    from noisefloor.suite import EndpointFlags, cases_suite, load_suite
 
-    suite = load_suite(args.suite)
+    flags = EndpointFlags(
+        base_url=args.base_url,
+        model=args.model,
+        temperature=args.temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        system=args.system,
+    )
+    if args.suite is not None and args.cases is not None:
+        raise UsageError(
+            "give a suite file or --cases FILE, not both",
+            hint="a suite file names its cases with `cases_file:`",
+        )
+    if args.cases is None:
+        if args.suite is None:
+            raise UsageError(
+                f"{args.command} needs a suite file, or --cases FILE.jsonl with --model",
+                hint=f"`noisefloor {args.command} --help` lists the options",
+            )
+        _check_base_url(flags.base_url, "--base-url")
+        return load_suite(args.suite, flags)
+    if not flags.base_url:
+        from_env = os.environ.get("OPENAI_BASE_URL")
+        if not from_env:
+            raise UsageError(
+                "--cases needs the endpoint's base URL: pass --base-url URL or set OPENAI_BASE_URL",
+                hint="e.g. --base-url http://127.0.0.1:8080/v1",
+            )
+        _check_base_url(from_env, "OPENAI_BASE_URL")
+        flags = dataclasses.replace(flags, base_url=from_env)
+    else:
+        _check_base_url(flags.base_url, "--base-url")
+    if not flags.model:
+        raise UsageError("--cases needs the model to request: pass --model NAME")
+    key_env = "OPENAI_API_KEY" if os.environ.get("OPENAI_API_KEY") else None
+    return cases_suite(args.cases, flags, api_key_env=key_env)
+
+
+def _check_base_url(url: str | None, source: str) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url or "")
+    if url is not None and (parts.scheme not in ("http", "https") or not parts.netloc):
+        raise UsageError(
+            f"{source} {url!r} is not an http(s) URL",
+            hint="e.g. http://127.0.0.1:8080/v1 (`/chat/completions` is appended)",
+        )
+
+
+def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw: Any) -> Any:
+    suite = _load(args)
     if kw.pop("with_settings", False):
         extra = (_settings(args, suite), *extra)
     opts, progress = _progress(args)

@@ -6,6 +6,7 @@ Every problem in a file is reported at once, in plain words, as `file:line: wher
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,30 +20,44 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
-from noisefloor.errors import SuiteError
+from noisefloor.envvars import expand_value
+from noisefloor.errors import SuiteError, UsageError
 from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
+from noisefloor.templating import placeholder_problems
 
 __all__ = [
     "Case",
     "CaseSpec",
+    "EndpointFlags",
     "HttpSpec",
     "ScorerBinding",
     "Suite",
     "SuiteFile",
+    "cases_suite",
     "load_suite",
     "suite_json_schema",
 ]
 
-_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: Names that become file names (suite names, case ids), as one regular expression that means
+#: the same in Python and in JSON Schema (ECMA-262): Python's `$` also matches before a final
+#: newline, which `(?!\n)` rules out. The schema carries it as `pattern`, so editors and the
+#: loader accept exactly the same names.
+SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\n)"
+#: The longest such name, in characters.
+SLUG_MAX = 128
+_SLUG = re.compile(SLUG_PATTERN)
 #: Keys of a scorer entry that are gate settings, not scorer parameters.
 GATE_KEYS = ("min_effect", "suspect_drop")
 
+Loc = tuple[Any, ...]
+
 
 def _slug(value: str) -> str:
-    if not _SLUG.fullmatch(value) or len(value) > 128:
+    if not _SLUG.search(value) or len(value) > SLUG_MAX:
         raise ValueError(
             f"{value!r} is not a safe name: use letters, digits, '.', '_' and '-', starting with a "
             "letter or digit (it becomes a file name)"
@@ -50,7 +65,11 @@ def _slug(value: str) -> str:
     return value
 
 
-Slug = Annotated[str, AfterValidator(_slug)]
+Slug = Annotated[
+    str,
+    AfterValidator(_slug),
+    WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": SLUG_MAX}),
+]
 
 
 class _Model(BaseModel):
@@ -293,13 +312,17 @@ def _read_yaml(path: Path) -> tuple[str, Any]:
     return text, data
 
 
-def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    """Read a JSONL cases file; quarantine-lane lines become ordinary cases."""
+def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, Any, set[Loc]]], list[str]]:
+    """Read a JSONL cases file; quarantine-lane lines become ordinary cases.
+
+    Returns each line's number, object and the paths (as validated) of values whose `${...}`
+    could not be filled in; and the problems, each a message with file:line.
+    """
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise SuiteError(f"cannot read cases file {shown}: {exc.strerror}") from None
-    cases: list[tuple[int, dict[str, Any]]] = []
+    cases: list[tuple[int, Any, set[Loc]]] = []
     problems: list[str] = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith(b"#"):
@@ -312,9 +335,13 @@ def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, dict[str, Any]
         if not isinstance(obj, dict):
             problems.append(f"{shown}:{number}: expected a JSON object per line")
             continue
+        obj, env_problems = expand_value(obj, os.environ, lambda loc: loc == ("id",))
+        problems.extend(f"{shown}:{number}: {_where(loc)}: {msg}" for loc, msg in env_problems)
+        failed = {loc for loc, _ in env_problems}
         if "prompt" in obj or "grader" in obj:
             obj = _from_quarantine_lane(obj)
-        cases.append((number, obj))
+            failed = {_lane_loc(loc) for loc in failed}
+        cases.append((number, obj, failed))
     return cases, problems
 
 
@@ -328,6 +355,28 @@ def _from_quarantine_lane(obj: dict[str, Any]) -> dict[str, Any]:
         entry = {"type": obj["grader"], **expect} if isinstance(expect, dict) else obj["grader"]
         out.setdefault("scorers", [entry])
     return out
+
+
+def _lane_loc(loc: Loc) -> Loc:
+    """Where a value of a quarantine-lane line ends up once the line is an ordinary case."""
+    head, rest = loc[0], loc[1:]
+    if head == "prompt":
+        return ("input", *rest)
+    if head == "grader":
+        return ("scorers", 0, "type")
+    if head == "expect":
+        return ("scorers", 0, *rest)
+    return loc
+
+
+def _under(loc: Loc, failed: set[Loc]) -> bool:
+    """Whether `loc` lies in a value whose `${...}` failed: its problem is already reported."""
+    return any(loc[: len(bad)] == bad for bad in failed)
+
+
+def _literal(loc: Loc) -> bool:
+    """The suite's name and its case ids key the store, so they are never filled in."""
+    return loc == ("name",) or (len(loc) == 3 and loc[0] == "cases" and loc[2] == "id")
 
 
 def _build_scorers(
@@ -368,18 +417,127 @@ def _build_scorers(
     return bindings, problems
 
 
-def load_suite(path: Path | str) -> Suite:
-    """Load and validate a suite file, raising SuiteError listing every problem found."""
+def _template_problems(target: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """Unknown placeholders in the target's templates, read from the raw data so that they are
+    reported together with every other problem, whatever else is wrong with the target."""
+    if not isinstance(target, dict):
+        return []
+    templates: list[tuple[tuple[Any, ...], Any]] = [(("target", "command"), target.get("command"))]
+    http = target.get("http")
+    if isinstance(http, dict):
+        templates += [(("target", "http", key), http.get(key)) for key in ("messages", "system")]
+    return [
+        ((*base, *loc), msg)
+        for base, value in templates
+        for loc, msg in placeholder_problems(value)
+    ]
+
+
+@dataclass(frozen=True)
+class EndpointFlags:
+    """Endpoint settings given on the command line, each overriding the suite's `target.http`.
+
+    A field left None is not given; each field's flag is its name in dashes (`--max-tokens`).
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    system: str | None = None
+
+    def given(self) -> dict[Loc, tuple[str, Any]]:
+        """The path in the suite, the flag and the value of each setting given."""
+        return {
+            ("target", "http", name): ("--" + name.replace("_", "-"), value)
+            for name, value in vars(self).items()
+            if value is not None
+        }
+
+
+def _apply_flags(data: dict[str, Any], given: dict[Loc, tuple[str, Any]], path: Path) -> None:
+    """Put the flags' values into the suite's raw data, over its own."""
+    target = data.get("target")
+    if not given or not isinstance(target, dict):
+        return
+    if isinstance(target.get("http"), dict):
+        target["http"].update({loc[-1]: value for loc, (_, value) in given.items()})
+    elif "http" not in target and "command" in target:
+        flags = ", ".join(flag for flag, _ in given.values())
+        raise UsageError(
+            f"{flags} set values of an endpoint target, and the target of {path} is a command",
+            hint="drop them, or give a suite whose target is `http:`",
+        )
+
+
+def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
+    """Load and validate a suite file, raising SuiteError listing every problem found.
+
+    Args:
+        path: The suite file (YAML).
+        flags: Endpoint settings from the command line, over the suite's own; an endpoint
+            suite only.
+
+    Raises:
+        SuiteError: Every problem of the suite and its cases file, each with file:line.
+        UsageError: Endpoint flags given for a command target.
+    """
     path = Path(path)
-    shown = str(path)
     text, data = _read_yaml(path)
+    given = flags.given() if flags else {}
+    # a value a flag replaces is not filled in: its variable need not be set
+    data, env_problems = expand_value(data, os.environ, lambda loc: _literal(loc) or loc in given)
+    _apply_flags(data, given, path)
+    return _validate(path, data, text, env_problems, given)
+
+
+def cases_suite(path: Path | str, flags: EndpointFlags, api_key_env: str | None = None) -> Suite:
+    """An endpoint suite in memory around a JSONL cases file: the quarantine-lane `--cases`.
+
+    The suite is named after the file's stem; the flags must give at least the base URL and
+    the model.
+
+    Args:
+        path: The JSONL cases file.
+        flags: The endpoint's settings.
+        api_key_env: The variable holding the endpoint's key, if any.
+
+    Raises:
+        SuiteError: The file's name is no suite name, or the file has problems (file:line).
+    """
+    path = Path(path)
+    if _SLUG.search(path.stem) is None or len(path.stem) > SLUG_MAX:
+        raise SuiteError(
+            f"the suite takes its name from the cases file, and {path.stem!r} is not a safe name",
+            where=str(path),
+            hint="rename the file: letters, digits, '.', '_' and '-', starting with a letter or digit",
+        )
+    http = {"api_key_env": api_key_env} if api_key_env else {}
+    data: dict[str, Any] = {"name": path.stem, "target": {"http": http}, "cases_file": path.name}
+    given = flags.given()
+    _apply_flags(data, given, path)
+    return _validate(path, data, "", [], given)
+
+
+def _validate(
+    path: Path,
+    data: dict[str, Any],
+    text: str,
+    env_problems: list[tuple[Loc, str]],
+    given: dict[Loc, tuple[str, Any]],
+) -> Suite:
+    """Validate a suite's raw data (filled in, flags applied), listing every problem at once."""
+    shown = str(path)
+    failed = {loc for loc, _ in env_problems}
     problems: list[tuple[str, tuple[Any, ...], str]] = []  # (file, loc, message)
+    problems.extend((shown, loc, msg) for loc, msg in env_problems)
     file_lines: dict[str, _LineMap | dict[int, int]] = {}
 
-    jsonl_cases: list[tuple[int, dict[str, Any]]] = []
+    jsonl_cases: list[tuple[int, Any, set[Loc]]] = []
     cases_file = data.get("cases_file")
     cases_shown = ""
-    if isinstance(cases_file, str):
+    if isinstance(cases_file, str) and ("cases_file",) not in failed:
         cases_path = path.parent / cases_file
         cases_shown = str(cases_path)
         jsonl_cases, jsonl_problems = _jsonl_cases(cases_path, cases_shown)
@@ -393,27 +551,35 @@ def load_suite(path: Path | str) -> Suite:
             loc, msg = _plain(dict(err), _FIELDS)
             if len(loc) > 1 and loc[0] == "cases":
                 continue  # each case is validated on its own below, with its line
-            problems.append((shown, loc, msg))
+            if not _under(loc, failed):
+                problems.append((shown, loc, msg))
 
-    raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any]] = []
+    problems.extend((shown, loc, msg) for loc, msg in _template_problems(data.get("target")))
+
+    raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any, set[Loc]]] = []
     if isinstance(data.get("cases"), list):
-        raw_cases.extend((shown, ("cases", i), None, c) for i, c in enumerate(data["cases"]))
-    raw_cases.extend((cases_shown, (), line, c) for line, c in jsonl_cases)
+        raw_cases.extend(
+            (shown, ("cases", i), None, c, failed) for i, c in enumerate(data["cases"])
+        )
+    raw_cases.extend((cases_shown, (), line, c, bad) for line, c, bad in jsonl_cases)
     if not raw_cases:
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
+            if text
+            else ("", (), f"{cases_shown}: no cases in the file")  # --cases: no suite text
         )
 
     defaults = spec.defaults if spec else Defaults()
     cases: list[Case] = []
     seen: dict[str, str] = {}
-    for file, base_loc, line, raw in raw_cases:
+    for file, base_loc, line, raw, bad in raw_cases:
         try:
             case_spec = CaseSpec.model_validate(raw)
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
                 loc, msg = _plain(dict(err), _FIELDS | {"": list(CaseSpec.model_fields)})
-                problems.append((f"{file}:{line}" if line else file, (*base_loc, *loc), msg))
+                if not _under((*base_loc, *loc), bad):
+                    problems.append((f"{file}:{line}" if line else file, (*base_loc, *loc), msg))
             continue
         place = f"{file}:{line}" if line else file
         if case_spec.id in seen:
@@ -437,7 +603,11 @@ def load_suite(path: Path | str) -> Suite:
             )
             continue
         bindings, scorer_problems = _build_scorers(entries)
-        problems.extend((place, (*base_loc, "scorers", *loc), msg) for loc, msg in scorer_problems)
+        problems.extend(
+            (place, (*base_loc, "scorers", *loc), msg)
+            for loc, msg in scorer_problems
+            if not _under((*base_loc, "scorers", *loc), bad)
+        )
         cases.append(
             Case(
                 id=case_spec.id,
@@ -454,6 +624,10 @@ def load_suite(path: Path | str) -> Suite:
         file_lines[shown] = lines
         rendered = []
         for file, loc, msg in problems:
+            flag = next((f for at, (f, _) in given.items() if loc[: len(at)] == at), None)
+            if flag is not None:
+                rendered.append(f"{flag}: {msg}")
+                continue
             if not file:
                 rendered.append(msg)
                 continue

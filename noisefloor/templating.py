@@ -1,13 +1,13 @@
 """The `{{input}}`, `{{case_id}}` and `{{repeat}}` placeholders of target templates.
 
-Rendering is one regex pass, so placeholder text inside a filled-in value is never expanded again.
+Rendering is one regex pass (filled-in text is never expanded again); checking names every bad one.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from noisefloor.errors import TargetConfigError
@@ -16,6 +16,7 @@ __all__ = [
     "PLACEHOLDERS",
     "check_template",
     "check_value",
+    "placeholder_problems",
     "render",
     "render_argv",
     "render_value",
@@ -44,16 +45,8 @@ def _suggest(name: str) -> str | None:
     return close[0] if close else None
 
 
-def check_template(template: str, where: str) -> None:
-    """Reject a template that uses anything but the known placeholders.
-
-    Args:
-        template: The template text, e.g. one argv element or one message string.
-        where: Where the template came from, reported in the error.
-
-    Raises:
-        TargetConfigError: The template contains an unknown or malformed placeholder.
-    """
+def _problems(template: str) -> list[tuple[str, str | None]]:
+    """Each unknown or malformed placeholder in `template`, with the one probably meant."""
     problems: list[tuple[str, str | None]] = []
     for match in _ANY.finditer(template):
         name = match.group(1)
@@ -64,14 +57,63 @@ def check_template(template: str, where: str) -> None:
         suggestion = _suggest(name)
         if suggestion is not None:
             problems.append((match.group(0), suggestion))
+    return problems
+
+
+def _describe(text: str) -> str:
+    return f"{'unknown' if _ANY.fullmatch(text) else 'malformed'} placeholder {text!r}"
+
+
+def _strings(
+    obj: Any, loc: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every string inside nested dicts and lists, with its path of keys and indices."""
+    if isinstance(obj, str):
+        yield loc, obj
+    elif isinstance(obj, Mapping):
+        for key, value in obj.items():
+            yield from _strings(value, (*loc, key))
+    elif isinstance(obj, list | tuple):
+        for index, value in enumerate(obj):
+            yield from _strings(value, (*loc, index))
+
+
+def placeholder_problems(obj: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every unknown or malformed placeholder in the strings of `obj`, for a list of problems.
+
+    Args:
+        obj: A string, or a dict/list/tuple structure holding strings; other values are ignored.
+
+    Returns:
+        One `(path, message)` per problem: the keys and indices leading to the string inside
+        `obj`, and a one-line message that says which placeholder was probably meant.
+    """
+    found = []
+    for loc, template in _strings(obj):
+        for text, suggestion in _problems(template):
+            meant = f"did you mean {{{{{suggestion}}}}}? " if suggestion else ""
+            found.append((loc, f"{_describe(text)} ({meant}known: {_known_list()})"))
+    return found
+
+
+def check_template(template: str, where: str) -> None:
+    """Reject a template that uses anything but the known placeholders.
+
+    Args:
+        template: The template text, e.g. one argv element or one message string.
+        where: Where the template came from, reported in the error.
+
+    Raises:
+        TargetConfigError: The template contains an unknown or malformed placeholder.
+    """
+    problems = _problems(template)
     if not problems:
         return
     text, suggestion = problems[0]
-    kind = "unknown" if _ANY.fullmatch(text) else "malformed"
     hint = f"did you mean {{{{{suggestion}}}}}? " if suggestion else ""
     hint += f"known placeholders: {_known_list()} (exact spelling, no spaces)"
     details = [f"also: {other!r}" for other, _ in problems[1:]]
-    raise TargetConfigError(f"{kind} placeholder {text!r}", where=where, hint=hint, details=details)
+    raise TargetConfigError(_describe(text), where=where, hint=hint, details=details)
 
 
 def check_value(obj: Any, where: str) -> None:
@@ -84,14 +126,9 @@ def check_value(obj: Any, where: str) -> None:
     Raises:
         TargetConfigError: Some string contains an unknown or malformed placeholder.
     """
-    if isinstance(obj, str):
-        check_template(obj, where)
-    elif isinstance(obj, Mapping):
-        for key, value in obj.items():
-            check_value(value, f"{where}.{key}")
-    elif isinstance(obj, list | tuple):
-        for index, value in enumerate(obj):
-            check_value(value, f"{where}[{index}]")
+    for loc, template in _strings(obj):
+        path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+        check_template(template, where + path)
 
 
 def render(template: str, values: Mapping[str, str]) -> str:

@@ -7,11 +7,11 @@ runs must share to be compared at all.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from noisefloor.envvars import looks_secret
 from noisefloor.errors import TargetConfigError
 from noisefloor.fingerprint import code_fingerprint, fingerprint_digest
 from noisefloor.records import TargetRecord
@@ -20,8 +20,6 @@ from noisefloor.suite import Suite
 from noisefloor.targets.base import Target
 
 __all__ = ["BuiltTarget", "build_target", "secret_values"]
-
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 
 
 @dataclass
@@ -35,7 +33,7 @@ class BuiltTarget:
 
 def secret_values(env: dict[str, str]) -> list[str]:
     """Values of variables whose names look like secrets."""
-    return [v for k, v in env.items() if _SECRET_NAME.search(k) and v]
+    return [v for k, v in env.items() if looks_secret(k) and v]
 
 
 def _relative(path: Path, base: Path) -> str:

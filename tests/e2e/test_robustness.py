@@ -245,7 +245,9 @@ def test_unknown_placeholder_exits_3(cli, project):
     suite = fake_suite(project, [answer_case("a")], extra_argv=["{{inptu}}"])
     result = cli("check", suite)
     assert result.code == 3
-    assert "{{inptu}}" in result.err and "{{input}}" in result.err
+    line = suite.read_text(encoding="utf-8").splitlines().index("  - '{{inptu}}'") + 1
+    assert f"{suite}:{line}: target.command[5]: unknown placeholder '{{{{inptu}}}}'" in result.err
+    assert "did you mean {{input}}?" in result.err
 
 
 def test_broken_suite_file_exits_3_with_file_and_line(cli, tmp_path):

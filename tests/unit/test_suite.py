@@ -6,18 +6,23 @@ words, with every problem of the file listed at once and no trace of the validat
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from noisefloor.errors import ExitCode, SuiteError
+from noisefloor.errors import ExitCode, SuiteError, UsageError
 from noisefloor.scorers import REGISTRY
-from noisefloor.suite import load_suite, suite_json_schema
+from noisefloor.suite import EndpointFlags, cases_suite, load_suite, suite_json_schema
 
 # Line numbers below refer to this text: 1 name, 2 target, 3 command, 4 cases, 5 id, 6 input,
 # 7 scorers.
@@ -47,6 +52,15 @@ def write(directory: Path, text: str, name: str = "suite.yaml") -> Path:
 def load_error(path: Path) -> SuiteError:
     with pytest.raises(SuiteError) as info:
         load_suite(path)
+    return info.value
+
+
+def load_error_with(path: Path, flags: EndpointFlags, cases: bool = False) -> SuiteError:
+    with pytest.raises(SuiteError) as info:
+        if cases:
+            cases_suite(path, flags)
+        else:
+            load_suite(path, flags)
     return info.value
 
 
@@ -211,6 +225,229 @@ def test_yaml_cases_and_cases_file_together(tmp_path: Path) -> None:
     suite = load_suite(write(tmp_path, GOOD + "cases_file: more.jsonl\n"))
 
     assert [c.id for c in suite.cases] == ["a", "b"]
+
+
+# --- ${VAR} from the environment -----------------------------------------------------------
+
+#: An endpoint suite whose strings come from the environment; line 4 base_url, 5 model, 6 seed.
+ENV_SUITE = """\
+name: env
+target:
+  http:
+    base_url: ${NF_T_BASE_URL}
+    model: ${NF_T_MODEL:-fallback-model}
+    seed: ${NF_T_SEED}
+    system: "Cost in $${NF_T_CURRENCY}, never ${NF_T_UNSET_OK:-}"
+    extra_body: {user: "${NF_T_USER}"}
+cases_file: ${NF_T_CASES}
+cases:
+  - id: a
+    input: "What is the capital of ${NF_T_COUNTRY}?"
+    scorers: [{type: contains, needle: "${NF_T_NEEDLE:-Paris}"}]
+"""
+
+
+def test_env_vars_expand_in_every_string_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in {
+        "NF_T_BASE_URL": "http://127.0.0.1:9/v1",
+        "NF_T_SEED": "7",
+        "NF_T_USER": "ci-bot",
+        "NF_T_CASES": "lane.jsonl",
+        "NF_T_COUNTRY": "France",
+        "NF_T_GRADER": "must_include",
+        "NF_T_EMPTY": "",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("NF_T_MODEL", "NF_T_NEEDLE", "NF_T_UNSET_OK", "NF_T_CURRENCY"):
+        monkeypatch.delenv(name, raising=False)
+    row = {
+        "id": "q",
+        "prompt": "Capital of ${NF_T_COUNTRY}? [${NF_T_EMPTY}] [${NF_T_EMPTY:-empty}]",
+        "grader": "${NF_T_GRADER}",
+        "expect": {"all": ["${NF_T_NEEDLE:-Paris}"]},
+    }
+    write(tmp_path, jsonl(row), "lane.jsonl")
+
+    suite = load_suite(write(tmp_path, ENV_SUITE))
+
+    http = suite.target.http
+    assert http is not None
+    assert http.base_url == "http://127.0.0.1:9/v1"
+    assert http.model == "fallback-model"
+    assert http.seed == 7  # expanded before validation: the text "7" becomes the integer
+    assert http.system == "Cost in ${NF_T_CURRENCY}, never "  # `$${` is a literal `${`
+    assert http.extra_body == {"user": "ci-bot"}
+    yaml_case, jsonl_case = suite.cases
+    assert yaml_case.input == "What is the capital of France?"
+    assert yaml_case.scorers[0].scorer.spec.params["needle"] == "Paris"
+    assert jsonl_case.input == "Capital of France? [] [empty]"
+    assert jsonl_case.scorers[0].scorer.spec.name == "must_include"
+    assert jsonl_case.scorers[0].scorer.spec.params["all"] == ["Paris"]
+
+
+def test_suite_names_and_case_ids_are_never_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They key the store: an environment must not move a suite's baseline or a case's samples."""
+    monkeypatch.setenv("NF_T_NAME", "demo")
+    text = GOOD.replace("name: demo", "name: ${NF_T_NAME}").replace("id: a", "id: ${NF_T_NAME}")
+
+    details = load_error(write(tmp_path, text)).details
+
+    assert len(details) == 2
+    assert "name: '${NF_T_NAME}' is not a safe name" in details[0]
+    assert "cases[0].id: '${NF_T_NAME}' is not a safe name" in details[1]
+
+
+def test_env_problems_are_reported_with_every_other_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("NF_T_BASE_URL", "NF_T_SEED", "NF_T_CASES", "NF_T_COUNTRY", "NF_T_USER"):
+        monkeypatch.delenv(name, raising=False)
+    path = write(tmp_path, ENV_SUITE.replace("contains", "contians"))
+
+    error = load_error(path)
+
+    # one line per unset variable, and nothing else about the values left unexpanded (no
+    # "seed is not an integer", no missing cases file); the scorer typo is still reported
+    assert [d.split(": ")[0:2] for d in error.details] == [
+        [f"{path}:4", "target.http.base_url"],
+        [f"{path}:6", "target.http.seed"],
+        [f"{path}:8", "target.http.extra_body.user"],
+        [f"{path}:9", "cases_file"],
+        [f"{path}:12", "cases[0].input"],
+        [f"{path}:13", "cases[0].scorers[0].type"],
+    ]
+    assert "NF_T_BASE_URL is not set" in error.details[0]
+    assert "${NF_T_BASE_URL:-" in error.details[0]  # how to give a default
+    assert "unknown scorer 'contians'" in error.details[5]
+
+
+def test_a_secret_variable_is_never_expanded_into_a_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Suite values reach the store (inputs, argv) and the target version: a key must not."""
+    monkeypatch.setenv("NF_T_API_KEY", "sk-do-not-store")
+    text = GOOD.replace('[echo, "{{input}}"]', '[echo, "${NF_T_API_KEY}", "{{input}}"]')
+
+    error = load_error(write(tmp_path, text))
+
+    (detail,) = error.details
+    assert detail.startswith(f"{tmp_path / 'suite.yaml'}:3: target.command[1]: ")
+    assert "NF_T_API_KEY looks like a secret" in detail
+    assert "api_key_env" in detail
+    assert "sk-do-not-store" not in error.format_message()
+
+
+# --- endpoint flags and --cases ------------------------------------------------------------
+
+LANE_ROW = {
+    "id": "capital_word",
+    "prompt": "Capital of France?",
+    "grader": "must_include",
+    "expect": {"all": ["Paris"]},
+}
+
+
+def test_endpoint_flags_override_the_suites_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NF_T_BASE_URL", raising=False)
+    text = GOOD.replace(
+        '  command: [echo, "{{input}}"]',
+        "  http: {base_url: '${NF_T_BASE_URL}', model: m1, temperature: 0.1, system: s}",
+    )
+    flags = EndpointFlags(base_url="http://127.0.0.1:9/v1", model="m2", seed=3, max_tokens=64)
+
+    http = load_suite(write(tmp_path, text), flags).target.http
+
+    # an overridden value is not filled in, so its unset variable is no problem
+    assert http is not None
+    assert (http.base_url, http.model, http.seed, http.max_tokens) == (
+        "http://127.0.0.1:9/v1",
+        "m2",
+        3,
+        64,
+    )
+    assert (http.temperature, http.system) == (0.1, "s")  # not given: the suite's
+
+
+def test_a_problem_with_a_flags_value_names_the_flag(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        '  command: [echo, "{{input}}"]', "  http: {base_url: 'http://h/v1', model: m}"
+    )
+
+    error = load_error_with(write(tmp_path, text), EndpointFlags(system="Be {{brief}}"))
+
+    (detail,) = error.details
+    assert detail.startswith("--system: unknown placeholder '{{brief}}'")
+
+
+def test_endpoint_flags_are_refused_for_a_command_target(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as info:
+        load_suite(write(tmp_path, GOOD), EndpointFlags(model="m", temperature=0.5))
+
+    assert info.value.exit_code is ExitCode.HARNESS
+    assert "--model, --temperature" in info.value.message
+    assert "command" in info.value.message
+
+
+def test_cases_suite_is_an_endpoint_suite_named_after_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, jsonl(LANE_ROW), "lane-smoke.jsonl")
+    flags = EndpointFlags(base_url="http://127.0.0.1:9/v1", model="m", temperature=0.0)
+
+    suite = cases_suite(path, flags, api_key_env="OPENAI_API_KEY")
+
+    assert suite.name == "lane-smoke"
+    assert suite.path == path.absolute()
+    assert suite.target.command is None and suite.target.http is not None
+    http = suite.target.http
+    assert (http.base_url, http.model, http.temperature, http.seed) == (
+        "http://127.0.0.1:9/v1",
+        "m",
+        0.0,
+        None,
+    )
+    assert http.api_key_env == "OPENAI_API_KEY"
+    (case,) = suite.cases
+    assert (case.id, case.input, case.line) == ("capital_word", "Capital of France?", 1)
+    assert suite.defaults.repeats == 5
+
+
+def test_cases_suite_problems_name_the_cases_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, jsonl(LANE_ROW) + "{broken\n", "lane.jsonl")
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    (detail,) = error.details
+    assert detail.startswith(f"{path}:2: not a JSON object")
+
+
+def test_cases_suite_of_an_empty_file_says_so(tmp_path: Path) -> None:
+    path = write(tmp_path, "\n# nothing yet\n", "lane.jsonl")
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    assert error.details == [f"{path}: no cases in the file"]
+
+
+def test_cases_suite_refuses_a_file_name_that_is_no_suite_name(tmp_path: Path) -> None:
+    path = write(tmp_path, jsonl(LANE_ROW), "my cases.jsonl")
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    assert "'my cases'" in error.message and "not a safe name" in error.message
+    assert error.hint is not None and "rename" in error.hint
+
+
+def test_cases_suite_names_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.jsonl"
+
+    error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
+
+    assert str(path) in error.format_message()
 
 
 # --- bad suites: one table -----------------------------------------------------------------
@@ -444,6 +681,94 @@ BAD = [
     ),
     pytest.param(
         Bad(
+            GOOD.replace('"{{input}}"', '"{{inptu}}"'),
+            3,
+            ("target.command[1]", "unknown placeholder '{{inptu}}'", "did you mean {{input}}?"),
+        ),
+        id="unknown-placeholder-in-command",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace('"{{input}}"', '"{{input}"'),
+            3,
+            ("target.command[1]", "malformed placeholder '{{input}'", "did you mean {{input}}?"),
+        ),
+        id="malformed-placeholder-in-command",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace(
+                '  command: [echo, "{{input}}"]',
+                "  http:\n"
+                "    base_url: http://127.0.0.1:8080/v1\n"
+                "    model: m\n"
+                "    messages:\n"
+                "      - {role: user, content: 'Q: {{case}}'}",
+            ),
+            7,
+            ("target.http.messages[0].content", "unknown placeholder '{{case}}'"),
+        ),
+        id="unknown-placeholder-in-messages",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace(
+                '  command: [echo, "{{input}}"]',
+                "  http:\n"
+                "    base_url: http://127.0.0.1:8080/v1\n"
+                "    model: m\n"
+                "    system: 'Answer {{repeats}} times'",
+            ),
+            6,
+            ("target.http.system", "unknown placeholder '{{repeats}}'", "did you mean {{repeat}}?"),
+        ),
+        id="unknown-placeholder-in-system",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: hello ${NF_T_SURELY_UNSET}"),
+            6,
+            ("cases[0].input", "NF_T_SURELY_UNSET is not set", "${NF_T_SURELY_UNSET:-"),
+        ),
+        id="env-var-unset",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: 'say ${user.name}'"),
+            6,
+            ("cases[0].input", "'${user.name}'", "${NAME}", "$${"),
+        ),
+        id="env-var-malformed",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: 'say ${HOME'"),
+            6,
+            ("cases[0].input", "no closing '}'", "$${"),
+        ),
+        id="env-var-unclosed",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.replace("input: hello", "input: '${NF_T_SURELY_UNSET:-${HOME}}'"),
+            6,
+            ("cases[0].input", "nested"),
+        ),
+        id="env-var-nested-default",
+    ),
+    pytest.param(
+        Bad(
+            GOOD.split("cases:")[0] + "cases_file: cases.jsonl\n",
+            None,
+            ("prompt", "NF_T_SURELY_UNSET is not set"),
+            cases_jsonl=jsonl({"id": "a", "input": "x", "scorers": ["json_valid"]})
+            + jsonl({"id": "q", "prompt": "${NF_T_SURELY_UNSET}", "grader": "json_valid"}),
+            jsonl_line=2,
+        ),
+        id="jsonl-env-var-unset",
+    ),
+    pytest.param(
+        Bad(
             GOOD.split("cases:")[0] + "cases_file: cases.jsonl\n",
             None,
             ("not a JSON object",),
@@ -526,6 +851,21 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert len(error.details) == 2
     assert error.details[0].startswith(f"{path}:10: cases[1].scorers[0].type: unknown scorer")
     assert error.details[1].startswith(f"{path}:13: cases[2].scorers[0].pattern: scorer 'regex'")
+
+
+def test_a_placeholder_problem_is_reported_with_every_other_problem(tmp_path: Path) -> None:
+    text = GOOD.replace('"{{input}}"', '"{{inptu}}", "{{repeat}}", "{{case-id}}"').replace(
+        "[json_valid]", "[contians]"
+    )
+    path = write(tmp_path, text)
+
+    error = load_error(path)
+
+    assert error.message == f"3 problems in suite {path}"
+    assert error.details[0].startswith(f"{path}:3: target.command[1]: unknown placeholder")
+    assert error.details[1].startswith(f"{path}:3: target.command[3]: unknown placeholder")
+    assert "did you mean {{case_id}}?" in error.details[1]
+    assert error.details[2].startswith(f"{path}:7: cases[0].scorers[0].type: unknown scorer")
 
 
 def test_problems_in_suite_and_cases_file_are_reported_together(tmp_path: Path) -> None:
@@ -623,3 +963,44 @@ def test_schema_accepts_a_good_suite_and_rejects_a_bad_scorer() -> None:
     assert list(validator.iter_errors(bad))
     bad["cases"][0]["scorers"] = ["vibes"]
     assert list(validator.iter_errors(bad))
+
+
+@functools.cache
+def _schema_validator() -> Any:
+    jsonschema = pytest.importorskip("jsonschema")
+    return jsonschema.Draft202012Validator(suite_json_schema())
+
+
+_SLUG_CHARS = st.sampled_from("aZ09._-/ \n\t$é{}")
+
+
+@settings(database=None, max_examples=200, deadline=None)
+@given(
+    name=st.one_of(
+        st.text(_SLUG_CHARS, max_size=6),
+        st.text(max_size=4),
+        # around the length limit
+        st.integers(125, 131).map(lambda n: "a" * n),
+        st.integers(124, 130).flatmap(lambda n: st.text(_SLUG_CHARS, min_size=n, max_size=n)),
+    )
+)
+def test_schema_and_loader_accept_exactly_the_same_names(name: str) -> None:
+    """Every suite name (and case id) the schema accepts, the loader accepts, and vice versa."""
+    doc = {
+        "name": name,
+        "target": {"command": ["echo", "{{input}}"]},
+        "cases": [{"id": name, "input": "x", "scorers": ["json_valid"]}],
+    }
+    schema_errors = {e.json_path for e in _schema_validator().iter_errors(doc)}
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "suite.yaml"
+        path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+        try:
+            load_suite(path)
+        except SuiteError as exc:
+            loader_errors = exc.details
+        else:
+            loader_errors = []
+
+    assert schema_errors == ({"$.cases[0].id", "$.name"} if loader_errors else set())
+    assert len(loader_errors) in (0, 2), loader_errors

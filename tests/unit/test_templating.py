@@ -14,6 +14,7 @@ from noisefloor.templating import (
     PLACEHOLDERS,
     check_template,
     check_value,
+    placeholder_problems,
     render,
     render_argv,
     render_value,
@@ -111,3 +112,14 @@ def test_check_value_reports_the_path_inside_the_structure() -> None:
     with pytest.raises(TargetConfigError) as info:
         check_value({"messages": [{"content": "{{imput}}"}]}, "target.body")
     assert info.value.where == "target.body.messages[0].content"
+
+
+def test_placeholder_problems_lists_every_problem_with_its_path() -> None:
+    template = [{"role": "user", "content": "{{inptu}} and {{input}"}, {"content": "{{repeat}}"}]
+
+    problems = placeholder_problems(template)
+
+    assert [loc for loc, _ in problems] == [(0, "content"), (0, "content")]
+    assert problems[0][1].startswith("unknown placeholder '{{inptu}}' (did you mean {{input}}?")
+    assert problems[1][1].startswith("malformed placeholder '{{input}' (did you mean {{input}}?")
+    assert placeholder_problems({"n": 1, "ok": ["{{case_id}}", "{x}"]}) == []
