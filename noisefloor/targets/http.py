@@ -203,6 +203,23 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
+async def _close_pools(shards: list[_Shard]) -> None:
+    await asyncio.gather(*(shard.pool.aclose() for shard in shards))
+
+
+async def _close_when_cancelled(shards: list[_Shard]) -> None:
+    """Wait until cancelled, then close the pools in `shards`.
+
+    A caller may end its event loop without calling `aclose`; `asyncio.run` cancels the tasks
+    left when its coroutine returns, so this closes the loop's connections before the loop
+    closes. Otherwise they would be freed later by the garbage collector, with a ResourceWarning.
+    """
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await _close_pools(shards)
+
+
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
@@ -266,6 +283,7 @@ class HttpTarget(VersionedTarget):
         }
         self._shards: list[_Shard] = []
         self._shards_loop: asyncio.AbstractEventLoop | None = None
+        self._closer: asyncio.Task[None] | None = None
         self._ssl: ssl.SSLContext | None = None
         self._backend = AsyncioBackend()
         self._calls_started = 0
@@ -346,9 +364,12 @@ class HttpTarget(VersionedTarget):
 
     async def aclose(self) -> None:
         """Close the shared pool and its connections."""
-        shards, self._shards, self._shards_loop = self._shards, [], None
-        for shard in shards:
-            await shard.pool.aclose()
+        shards = list(self._shards)
+        self._shards.clear()  # the list the closer holds: cancelled, it closes nothing
+        if self._closer is not None:
+            self._closer.cancel()
+        self._shards_loop, self._closer = None, None
+        await _close_pools(shards)
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -360,8 +381,10 @@ class HttpTarget(VersionedTarget):
         """
         loop = asyncio.get_running_loop()
         if self._shards_loop is not loop:
-            # pools are bound to the loop they were made in; a new loop needs new ones
+            # pools are bound to the loop they were made in; a new loop needs new ones, and the
+            # old loop's were closed when it ended
             self._shards, self._shards_loop = [], loop
+            self._closer = loop.create_task(_close_when_cancelled(self._shards))
         best = min(self._shards, key=lambda shard: shard.busy, default=None)
         if best is not None and best.busy < CONNECTIONS_PER_POOL:
             return best

@@ -6,9 +6,11 @@ Backoff is shortened on every target so that retries cost milliseconds; the file
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import socket
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -378,3 +380,24 @@ def test_a_429_pauses_every_call() -> None:
     # the second call never got a 429 itself, yet waited out the first call's pause
     assert arrivals["second"] - first_at >= 0.45
     assert other.envelope is not None and other.envelope["paused_s"] >= 0.25
+
+
+# -- connections -----------------------------------------------------------------------------
+
+
+def test_connections_of_a_loop_are_closed_when_it_ends_without_aclose(server: LlmServer) -> None:
+    """A caller that runs the target on one event loop, then another, and never calls aclose:
+    the kept-alive connections of each loop must not outlive it, to be freed later by the garbage
+    collector with a ResourceWarning blamed on whatever runs then."""
+    target = _target(server.base_url)
+
+    async def one(text: str) -> RawSample:
+        return await target.sample(CaseInput(case_id="c1", input=text), 0, 1)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        first = asyncio.run(one("first"))
+        second = asyncio.run(one("second"))
+        gc.collect()
+    assert first.outcome is Outcome.OK and second.outcome is Outcome.OK
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
