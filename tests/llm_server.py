@@ -1,6 +1,7 @@
 """A stand-in for an OpenAI-compatible chat-completions server, on loopback, with scripted faults.
 
-A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`.
+A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
+`[finish:null]`.
 """
 
 from __future__ import annotations
@@ -103,6 +104,13 @@ class _Handler(BaseHTTPRequestHandler):
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if tool_calls is not None:
             message["tool_calls"] = tool_calls
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        if "finish" in marks:
+            # `[finish:null]` sends a null, `[finish:absent]` none at all, else the reason given
+            reason = marks["finish"]
+            choice["finish_reason"] = None if reason == "null" else reason
+            if reason == "absent":
+                del choice["finish_reason"]
         prompt_tokens = sum(
             len(_WORD.findall(str(m.get("content")))) for m in body.get("messages", [])
         )
@@ -115,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": self.server.served_model or requested,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "choices": [choice],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,

@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from noisefloor.errors import TargetConfigError
@@ -111,10 +112,17 @@ def _build_http(suite: Suite) -> BuiltTarget:
                 hint=f"export {http.api_key_env}=... (the key is never written to disk)",
             )
     host = urlsplit(http.base_url).netloc
-    comparable = {"host": host, "model": http.model}
+    comparable: dict[str, Any] = {"host": host, "model": http.model}
+    accept_finish = sorted(set(http.accept_finish))
+    if accept_finish != ["stop"]:
+        # what passes changes with it; left out by default, so that runs from before it stay
+        # comparable
+        comparable["accept_finish"] = accept_finish
     generation = http.model_dump(
-        exclude={"api_key_env", "timeout_s", "max_retries", "retry_budget"}
+        exclude={"api_key_env", "timeout_s", "max_retries", "retry_budget", "accept_finish"}
     )
+    # in the version even by default: samples taken when a null finish failed are not reused
+    generation["accept_finish"] = accept_finish
     key = short_hash({"kind": "http", "spec": comparable, "generation": generation})
     target = HttpTarget(http, key=key, spec=comparable, api_key=api_key)
     record = TargetRecord(kind="http", key=key, spec=comparable, fingerprint={})

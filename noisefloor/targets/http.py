@@ -48,9 +48,6 @@ EXCERPT_CHARS = 2000
 SHORT_EXCERPT_CHARS = 200
 #: Statuses that say "try again later" rather than "your request is wrong".
 RETRYABLE_STATUS = frozenset({408, 409, 429})
-#: Finish reasons meaning the model ended its turn on purpose; anything else (`length`,
-#: `content_filter`, none at all) cuts the answer short.
-NORMAL_FINISH = frozenset({"stop", "tool_calls", "function_call"})
 #: Requests one pool carries at once. httpcore's pool does work quadratic in its connection
 #: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
 #: costs more CPU than the requests, so the shared pool is split into pools of this size.
@@ -576,11 +573,12 @@ class HttpTarget(VersionedTarget):
             if attempt.tool_calls is not None:
                 envelope["tool_calls"] = attempt.tool_calls
             finish = attempt.finish_reason
-            if finish in NORMAL_FINISH:
+            # as the quarantine-lane design: a reason not accepted (`length`, `content_filter`)
+            # cuts the answer short; none at all says nothing, and the scorers judge the answer
+            if finish is None or finish in self.http.accept_finish:
                 outcome, error = Outcome.OK, None
             else:
-                outcome = Outcome.FINISH
-                error = f"finish:{'none' if finish is None else finish}"
+                outcome, error = Outcome.FINISH, f"finish:{finish}"
                 envelope["error_class"] = "finish"
         elif attempt.kind is _Kind.CONFIG:
             outcome, error = Outcome.INFRA, f"config: {attempt.problem}"

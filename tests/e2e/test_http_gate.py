@@ -278,6 +278,28 @@ def test_a_length_finish_is_a_failure_with_its_reason(cli, tmp_path, server, _is
     assert all(r["finish_reason"] == "length" for r in rows)
 
 
+def test_accept_finish_passes_an_agent_s_tool_calls_and_a_null_reason_on_to_the_scorers(
+    cli, tmp_path, server, _isolated_root
+):
+    cases = [
+        paris_case("agent", f"{CAPITAL} [finish:tool_calls]"),
+        paris_case("silent", f"{CAPITAL} [finish:null]"),
+        paris_case("filtered", f"{CAPITAL} [finish:content_filter]"),
+    ]
+    suite = http_suite(tmp_path, server.base_url, cases, accept_finish=["stop", "tool_calls"])
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    assert result.code == 2, result.out
+    cases_seen = by_case(result.json())
+    assert cases_seen["agent"]["verdict"] == "added"
+    assert cases_seen["silent"]["verdict"] == "added"
+    assert cases_seen["filtered"]["verdict"] == "broken"
+    rows = {r["case_id"]: r for r in ledger_rows(_isolated_root)}
+    assert rows["agent"]["status"] == "pass" and rows["agent"]["finish_reason"] == "tool_calls"
+    assert rows["silent"]["status"] == "pass" and rows["silent"]["finish_reason"] is None
+    assert rows["filtered"]["status"] == "fail"
+    assert "finish:content_filter" in rows["filtered"]["reason"]
+
+
 # -- secrets and redaction -------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from noisefloor import __version__
-from noisefloor.errors import TargetConfigError
+from noisefloor.errors import SuiteError, TargetConfigError
 from noisefloor.suite import HttpSpec, load_suite
 from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.factory import build_target
@@ -202,10 +202,38 @@ def test_served_model_differing_from_requested_is_recorded() -> None:
 
 
 def test_tool_calls_are_empty_text_and_kept(server: LlmServer) -> None:
-    sample = _one(_target(server.base_url), "[tools] weather Paris")
+    target = _target(server.base_url, accept_finish=["stop", "tool_calls"])
+    sample = _one(target, "[tools] weather Paris")
     assert sample.outcome is Outcome.OK and sample.output.text == ""
     assert sample.envelope is not None
     assert sample.envelope["tool_calls"][0]["function"]["name"] == "lookup"
+
+
+@pytest.mark.parametrize(
+    ("marker", "accept", "error"),
+    [
+        ("[finish:stop]", None, None),
+        # a missing finish reason says nothing about the answer: the scorers judge it
+        ("[finish:null]", None, None),
+        ("[finish:absent]", None, None),
+        ("[finish:null]", ["tool_calls"], None),
+        ("[finish:absent]", ["tool_calls"], None),
+        ("[tools]", None, "finish:tool_calls"),
+        ("[tools]", ["stop", "tool_calls"], None),
+        ("[finish:function_call]", None, "finish:function_call"),
+        ("[finish:content_filter]", ["stop", "tool_calls"], "finish:content_filter"),
+        ("[finish:stop]", ["tool_calls"], "finish:stop"),
+    ],
+)
+def test_finish_reasons_other_than_the_accepted_fail_the_repeat(
+    server: LlmServer, marker: str, accept: list[str] | None, error: str | None
+) -> None:
+    settings = {} if accept is None else {"accept_finish": accept}
+    sample = _one(_target(server.base_url, **settings), f"{marker} weather Paris")
+    assert sample.error == error
+    assert sample.outcome is (Outcome.OK if error is None else Outcome.FINISH)
+    assert sample.envelope is not None
+    assert ("error_class" in sample.envelope) == (error is not None)
 
 
 def test_length_is_a_finish_failure_with_the_text_kept(server: LlmServer) -> None:
@@ -215,6 +243,48 @@ def test_length_is_a_finish_failure_with_the_text_kept(server: LlmServer) -> Non
     assert sample.output.text and sample.envelope is not None
     assert sample.envelope["finish_reason"] == "length"
     assert sample.envelope["error_class"] == "finish"
+
+
+def test_accepted_finish_reasons_are_part_of_the_version_and_the_comparable_spec(
+    tmp_path: Path,
+) -> None:
+    def built(accept: list[str] | None) -> tuple[str, dict[str, Any]]:
+        http: dict[str, Any] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        if accept is not None:
+            http["accept_finish"] = accept
+        suite = {
+            "name": "s",
+            "target": {"http": http},
+            "cases": [{"id": "c", "input": "x", "scorers": ["json_valid"]}],
+        }
+        path = tmp_path / "suite.yaml"
+        path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+        record = build_target(load_suite(path)).record
+        return record.key, record.spec
+
+    default_key, default_spec = built(None)
+    assert built(["stop"]) == (default_key, default_spec)
+    # runs of an older version, which fails no finish reason `stop` passes, stay comparable
+    assert default_spec == {"host": "127.0.0.1:9", "model": "m"}
+    agent_key, agent_spec = built(["stop", "tool_calls"])
+    assert agent_key != default_key
+    assert agent_spec == {**default_spec, "accept_finish": ["stop", "tool_calls"]}
+    # the same set in another order is the same target
+    assert built(["tool_calls", "stop", "stop"]) == (agent_key, agent_spec)
+
+
+def test_an_empty_accept_finish_is_rejected(tmp_path: Path) -> None:
+    http = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "accept_finish": []}
+    suite = {
+        "name": "s",
+        "target": {"http": http},
+        "cases": [{"id": "c", "input": "x", "scorers": ["json_valid"]}],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+    with pytest.raises(SuiteError, match="accept_finish") as caught:
+        load_suite(path)
+    assert "suite.yaml:" in str(caught.value)
 
 
 # -- infrastructure errors -------------------------------------------------------------------
