@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -184,6 +185,7 @@ class LlmServer:
         delay_s: float = 0.0,
         served_model: str | None = None,
         retry_after: str | None = "0",
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """Configure the server; it starts on entering the `with` block.
 
@@ -191,10 +193,12 @@ class LlmServer:
             delay_s: Seconds slept before every answer.
             served_model: The `model` reported in answers (default: the requested one).
             retry_after: The `Retry-After` header of a 429, or None for none.
+            tls: Serve HTTPS with this server context (its certificate must name 127.0.0.1).
         """
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
+        self.tls = tls
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -202,6 +206,10 @@ class LlmServer:
         self._server = _Server(
             delay_s=self.delay_s, served_model=self.served_model, retry_after=self.retry_after
         )
+        if self.tls is not None:
+            # a client that refuses the certificate fails the handshake in accept(), which the
+            # server shrugs off as an OSError
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         # a short poll interval, so that leaving the `with` block takes milliseconds
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -222,9 +230,10 @@ class LlmServer:
 
     @property
     def base_url(self) -> str:
-        """E.g. `http://127.0.0.1:PORT/v1`."""
+        """E.g. `http://127.0.0.1:PORT/v1` (`https://` with `tls`)."""
         assert self._server is not None, "use the server in a `with` block"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        scheme = "http" if self.tls is None else "https"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}/v1"
 
     @property
     def requests(self) -> list[dict[str, Any]]:

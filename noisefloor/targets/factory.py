@@ -99,6 +99,7 @@ def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
 
 def _build_http(suite: Suite) -> BuiltTarget:
     from noisefloor.targets.http import HttpTarget
+    from noisefloor.targets.http_env import proxy_secrets
 
     http = suite.target.http
     assert http is not None
@@ -127,4 +128,7 @@ def _build_http(suite: Suite) -> BuiltTarget:
     target = HttpTarget(http, key=key, spec=comparable, api_key=api_key)
     record = TargetRecord(kind="http", key=key, spec=comparable, fingerprint={})
     secrets = [api_key] if api_key else []
+    # a proxy URL's credentials go to the proxy only; an endpoint that quotes them back must not
+    # get them into a sample
+    secrets += proxy_secrets()
     return BuiltTarget(target, record, secrets + secret_values(dict(os.environ)))

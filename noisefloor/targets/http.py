@@ -26,6 +26,7 @@ from noisefloor.suite import HttpSpec
 from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
+from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
 from noisefloor.templating import check_value, render_value
 
 __all__ = [
@@ -226,7 +227,8 @@ class HttpTarget(VersionedTarget):
 
     Requests go through httpcore, the transport under httpx, used directly: httpx's client
     layer (request and response models, auth, redirects, cookies) cost 1.2 ms of CPU per
-    request here, as much as the transport itself, and none of it applies to one POST.
+    request here, as much as the transport itself, and none of it applies to one POST. The
+    environment's proxy and CA settings apply as httpx applies them (see `http_env`).
     """
 
     kind = "http"
@@ -243,7 +245,8 @@ class HttpTarget(VersionedTarget):
             api_key: Sent as a bearer token when given; never recorded.
 
         Raises:
-            TargetConfigError: The URL or a message template cannot work.
+            TargetConfigError: The URL, a message template, or the proxy or CA bundle named by
+                the environment cannot work.
         """
         where = "target.http"
         parts = urlsplit(http.base_url)
@@ -281,6 +284,11 @@ class HttpTarget(VersionedTarget):
         self._shards: list[_Shard] = []
         self._shards_loop: asyncio.AbstractEventLoop | None = None
         self._closer: asyncio.Task[None] | None = None
+        self._proxy = proxy_for(self.url)
+        proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
+        self._tls = self.url.startswith("https:") or proxy_tls
+        # checked now, loaded with the first pool: loading a CA bundle takes ~0.1 s
+        self._ca = ca_source() if self._tls else None
         self._ssl: ssl.SSLContext | None = None
         self._backend = AsyncioBackend()
         self._calls_started = 0
@@ -385,16 +393,32 @@ class HttpTarget(VersionedTarget):
         best = min(self._shards, key=lambda shard: shard.busy, default=None)
         if best is not None and best.busy < CONNECTIONS_PER_POOL:
             return best
-        if self._ssl is None and self.url.startswith("https:"):
-            # loading the CA bundle takes ~0.1 s: once per target, not once per pool
-            import certifi
-
-            self._ssl = ssl.create_default_context(cafile=certifi.where())
-        pool = httpcore.AsyncConnectionPool(
-            ssl_context=self._ssl,
-            max_connections=CONNECTIONS_PER_POOL,
-            network_backend=self._backend,
-        )
+        if self._ssl is None and self._tls:
+            # once per target, not once per pool
+            self._ssl = load_ssl_context(self._ca)
+        pool: httpcore.AsyncConnectionPool
+        if self._proxy is None:
+            pool = httpcore.AsyncConnectionPool(
+                ssl_context=self._ssl,
+                max_connections=CONNECTIONS_PER_POOL,
+                network_backend=self._backend,
+            )
+        else:
+            # a CONNECT tunnel for https endpoints, absolute-form requests for http ones
+            proxy = self._proxy
+            pool = httpcore.AsyncHTTPProxy(
+                proxy_url=httpcore.URL(
+                    scheme=proxy.scheme.encode(),
+                    host=proxy.host.encode("idna"),
+                    port=proxy.port,
+                    target=b"/",
+                ),
+                proxy_auth=proxy.auth,
+                ssl_context=self._ssl,
+                proxy_ssl_context=self._ssl if proxy.scheme == "https" else None,
+                max_connections=CONNECTIONS_PER_POOL,
+                network_backend=self._backend,
+            )
         self._shards.append(_Shard(pool))
         return self._shards[-1]
 
@@ -455,10 +479,11 @@ class HttpTarget(VersionedTarget):
         except _TRANSPORT_ERRORS as exc:
             detail = " ".join(str(exc).split())
             name = type(exc).__name__
+            via = f" (through the proxy {self._proxy.shown})" if self._proxy is not None else ""
             return _Attempt(
                 _Kind.RETRY,
                 time.perf_counter() - started,
-                problem=f"{name}: {detail}" if detail else name,
+                problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
             shard.busy -= 1

@@ -10,6 +10,7 @@ the endpoint behave differently from one run to the next while the suite stays b
 from __future__ import annotations
 
 import hashlib
+from base64 import b64encode
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ import yaml
 from noisefloor.ledger import Ledger, ledger_path
 from noisefloor.report import FORMATS
 from tests.llm_server import LlmServer
+from tests.proxy_server import ProxyServer
 
 MODEL = "nf-test-model"
 #: Contains the word "Paris" last, so that the stand-in answers {"answer": "Paris"}.
@@ -326,6 +328,31 @@ def test_the_api_key_is_sent_but_never_stored_or_reported(
 
     assert files_containing(key, _isolated_root, reports) == []
     assert not [text for text in printed if key in text]
+
+
+def test_proxy_credentials_are_sent_to_the_proxy_but_never_stored_or_reported(
+    cli, tmp_path, server, monkeypatch, _isolated_root
+):
+    user, password = "nf-proxy-user", "pxpw_7Hq2_never_on_disk"
+    with ProxyServer(credentials=(user, password)) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.replace("http://", f"http://{user}:{password}@"))
+        cases = [
+            paris_case("steady"),
+            # the stand-in answers with the last word of the prompt: the password comes back
+            paris_case("echo", f"{CAPITAL} {password}"),
+            paris_case("down", f"{CAPITAL} [500:9]"),
+        ]
+        suite = http_suite(tmp_path, server.base_url, cases)
+        reports = tmp_path / "reports"
+        printed = every_output(cli, suite, reports, "echo")
+        assert proxy.forwarded == len(server.requests) > 0 and proxy.refused == 0
+
+    echo = [s for _, s in samples_of(_isolated_root) if s["case_id"] == "echo"]
+    assert echo and all("[REDACTED]" in s["output"]["text"] for s in echo)
+    for secret in (password, f"{user}:{password}", b64encode(f"{user}:{password}".encode())):
+        needle = secret if isinstance(secret, str) else secret.decode()
+        assert files_containing(needle, _isolated_root, reports) == []
+        assert not [text for text in printed if needle in text]
 
 
 def test_redact_patterns_scrub_samples_ledger_and_reports(cli, tmp_path, server, _isolated_root):
