@@ -99,6 +99,9 @@ class HttpSpec(_Model):
     """Retries of one call on infrastructure errors (connection, timeout, 408/409/429/5xx)."""
     retry_budget: int | None = Field(default=None, ge=0)
     """Retries allowed across the whole run (default: as many as there are calls)."""
+    accept_finish: list[str] = Field(default=["stop"], min_length=1)
+    """Finish reasons that pass the answer on to the scorers (e.g. add `tool_calls` for an agent);
+    any other is a failed repeat `finish:<reason>`. A null or absent one is always accepted."""
 
 
 class TargetSpec(_Model):

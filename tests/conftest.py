@@ -30,6 +30,17 @@ def _isolated_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def _no_network_settings_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's proxy or CA bundle must not route or refuse the tests' loopback traffic;
+    tests that want them set them."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+
 @dataclass
 class Result:
     code: int

@@ -1,12 +1,14 @@
 """A stand-in for an OpenAI-compatible chat-completions server, on loopback, with scripted faults.
 
-A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`.
+A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
+`[finish:null]`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -103,6 +105,13 @@ class _Handler(BaseHTTPRequestHandler):
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if tool_calls is not None:
             message["tool_calls"] = tool_calls
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        if "finish" in marks:
+            # `[finish:null]` sends a null, `[finish:absent]` none at all, else the reason given
+            reason = marks["finish"]
+            choice["finish_reason"] = None if reason == "null" else reason
+            if reason == "absent":
+                del choice["finish_reason"]
         prompt_tokens = sum(
             len(_WORD.findall(str(m.get("content")))) for m in body.get("messages", [])
         )
@@ -115,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": self.server.served_model or requested,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "choices": [choice],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -176,6 +185,7 @@ class LlmServer:
         delay_s: float = 0.0,
         served_model: str | None = None,
         retry_after: str | None = "0",
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """Configure the server; it starts on entering the `with` block.
 
@@ -183,10 +193,12 @@ class LlmServer:
             delay_s: Seconds slept before every answer.
             served_model: The `model` reported in answers (default: the requested one).
             retry_after: The `Retry-After` header of a 429, or None for none.
+            tls: Serve HTTPS with this server context (its certificate must name 127.0.0.1).
         """
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
+        self.tls = tls
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -194,6 +206,10 @@ class LlmServer:
         self._server = _Server(
             delay_s=self.delay_s, served_model=self.served_model, retry_after=self.retry_after
         )
+        if self.tls is not None:
+            # a client that refuses the certificate fails the handshake in accept(), which the
+            # server shrugs off as an OSError
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         # a short poll interval, so that leaving the `with` block takes milliseconds
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -214,9 +230,10 @@ class LlmServer:
 
     @property
     def base_url(self) -> str:
-        """E.g. `http://127.0.0.1:PORT/v1`."""
+        """E.g. `http://127.0.0.1:PORT/v1` (`https://` with `tls`)."""
         assert self._server is not None, "use the server in a `with` block"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        scheme = "http" if self.tls is None else "https"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}/v1"
 
     @property
     def requests(self) -> list[dict[str, Any]]:

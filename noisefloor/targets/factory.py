@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from noisefloor.envvars import looks_secret
@@ -96,6 +97,7 @@ def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
 
 def _build_http(suite: Suite) -> BuiltTarget:
     from noisefloor.targets.http import HttpTarget
+    from noisefloor.targets.http_env import proxy_secrets
 
     http = suite.target.http
     assert http is not None
@@ -109,12 +111,22 @@ def _build_http(suite: Suite) -> BuiltTarget:
                 hint=f"export {http.api_key_env}=... (the key is never written to disk)",
             )
     host = urlsplit(http.base_url).netloc
-    comparable = {"host": host, "model": http.model}
+    comparable: dict[str, Any] = {"host": host, "model": http.model}
+    accept_finish = sorted(set(http.accept_finish))
+    if accept_finish != ["stop"]:
+        # what passes changes with it; left out by default, so that runs from before it stay
+        # comparable
+        comparable["accept_finish"] = accept_finish
     generation = http.model_dump(
-        exclude={"api_key_env", "timeout_s", "max_retries", "retry_budget"}
+        exclude={"api_key_env", "timeout_s", "max_retries", "retry_budget", "accept_finish"}
     )
+    # in the version even by default: samples taken when a null finish failed are not reused
+    generation["accept_finish"] = accept_finish
     key = short_hash({"kind": "http", "spec": comparable, "generation": generation})
     target = HttpTarget(http, key=key, spec=comparable, api_key=api_key)
     record = TargetRecord(kind="http", key=key, spec=comparable, fingerprint={})
     secrets = [api_key] if api_key else []
+    # a proxy URL's credentials go to the proxy only; an endpoint that quotes them back must not
+    # get them into a sample
+    secrets += proxy_secrets()
     return BuiltTarget(target, record, secrets + secret_values(dict(os.environ)))

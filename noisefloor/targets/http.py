@@ -33,6 +33,7 @@ from noisefloor.targets.base import (
 )
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
+from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
 from noisefloor.templating import check_value, render_value
 
 __all__ = [
@@ -55,9 +56,6 @@ EXCERPT_CHARS = 2000
 SHORT_EXCERPT_CHARS = 200
 #: Statuses that say "try again later" rather than "your request is wrong".
 RETRYABLE_STATUS = frozenset({408, 409, 429})
-#: Finish reasons meaning the model ended its turn on purpose; anything else (`length`,
-#: `content_filter`, none at all) cuts the answer short.
-NORMAL_FINISH = frozenset({"stop", "tool_calls", "function_call"})
 #: Requests one pool carries at once. httpcore's pool does work quadratic in its connection
 #: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
 #: costs more CPU than the requests, so the shared pool is split into pools of this size.
@@ -210,6 +208,23 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
+async def _close_pools(shards: list[_Shard]) -> None:
+    await asyncio.gather(*(shard.pool.aclose() for shard in shards))
+
+
+async def _close_when_cancelled(shards: list[_Shard]) -> None:
+    """Wait until cancelled, then close the pools in `shards`.
+
+    A caller may end its event loop without calling `aclose`; `asyncio.run` cancels the tasks
+    left when its coroutine returns, so this closes the loop's connections before the loop
+    closes. Otherwise they would be freed later by the garbage collector, with a ResourceWarning.
+    """
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await _close_pools(shards)
+
+
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
@@ -219,7 +234,8 @@ class HttpTarget(VersionedTarget):
 
     Requests go through httpcore, the transport under httpx, used directly: httpx's client
     layer (request and response models, auth, redirects, cookies) cost 1.2 ms of CPU per
-    request here, as much as the transport itself, and none of it applies to one POST.
+    request here, as much as the transport itself, and none of it applies to one POST. The
+    environment's proxy and CA settings apply as httpx applies them (see `http_env`).
     """
 
     kind = "http"
@@ -236,7 +252,8 @@ class HttpTarget(VersionedTarget):
             api_key: Sent as a bearer token when given; never recorded.
 
         Raises:
-            TargetConfigError: The URL or a message template cannot work.
+            TargetConfigError: The URL, a message template, or the proxy or CA bundle named by
+                the environment cannot work.
         """
         where = "target.http"
         parts = urlsplit(http.base_url)
@@ -273,6 +290,12 @@ class HttpTarget(VersionedTarget):
         }
         self._shards: list[_Shard] = []
         self._shards_loop: asyncio.AbstractEventLoop | None = None
+        self._closer: asyncio.Task[None] | None = None
+        self._proxy = proxy_for(self.url)
+        proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
+        self._tls = self.url.startswith("https:") or proxy_tls
+        # checked now, loaded with the first pool: loading a CA bundle takes ~0.1 s
+        self._ca = ca_source() if self._tls else None
         self._ssl: ssl.SSLContext | None = None
         self._backend = AsyncioBackend()
         self._calls_started = 0
@@ -353,9 +376,12 @@ class HttpTarget(VersionedTarget):
 
     async def aclose(self) -> None:
         """Close the shared pool and its connections."""
-        shards, self._shards, self._shards_loop = self._shards, [], None
-        for shard in shards:
-            await shard.pool.aclose()
+        shards = list(self._shards)
+        self._shards.clear()  # the list the closer holds: cancelled, it closes nothing
+        if self._closer is not None:
+            self._closer.cancel()
+        self._shards_loop, self._closer = None, None
+        await _close_pools(shards)
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -367,21 +393,39 @@ class HttpTarget(VersionedTarget):
         """
         loop = asyncio.get_running_loop()
         if self._shards_loop is not loop:
-            # pools are bound to the loop they were made in; a new loop needs new ones
+            # pools are bound to the loop they were made in; a new loop needs new ones, and the
+            # old loop's were closed when it ended
             self._shards, self._shards_loop = [], loop
+            self._closer = loop.create_task(_close_when_cancelled(self._shards))
         best = min(self._shards, key=lambda shard: shard.busy, default=None)
         if best is not None and best.busy < CONNECTIONS_PER_POOL:
             return best
-        if self._ssl is None and self.url.startswith("https:"):
-            # loading the CA bundle takes ~0.1 s: once per target, not once per pool
-            import certifi
-
-            self._ssl = ssl.create_default_context(cafile=certifi.where())
-        pool = httpcore.AsyncConnectionPool(
-            ssl_context=self._ssl,
-            max_connections=CONNECTIONS_PER_POOL,
-            network_backend=self._backend,
-        )
+        if self._ssl is None and self._tls:
+            # once per target, not once per pool
+            self._ssl = load_ssl_context(self._ca)
+        pool: httpcore.AsyncConnectionPool
+        if self._proxy is None:
+            pool = httpcore.AsyncConnectionPool(
+                ssl_context=self._ssl,
+                max_connections=CONNECTIONS_PER_POOL,
+                network_backend=self._backend,
+            )
+        else:
+            # a CONNECT tunnel for https endpoints, absolute-form requests for http ones
+            proxy = self._proxy
+            pool = httpcore.AsyncHTTPProxy(
+                proxy_url=httpcore.URL(
+                    scheme=proxy.scheme.encode(),
+                    host=proxy.host.encode("idna"),
+                    port=proxy.port,
+                    target=b"/",
+                ),
+                proxy_auth=proxy.auth,
+                ssl_context=self._ssl,
+                proxy_ssl_context=self._ssl if proxy.scheme == "https" else None,
+                max_connections=CONNECTIONS_PER_POOL,
+                network_backend=self._backend,
+            )
         self._shards.append(_Shard(pool))
         return self._shards[-1]
 
@@ -442,10 +486,11 @@ class HttpTarget(VersionedTarget):
         except _TRANSPORT_ERRORS as exc:
             detail = " ".join(str(exc).split())
             name = type(exc).__name__
+            via = f" (through the proxy {self._proxy.shown})" if self._proxy is not None else ""
             return _Attempt(
                 _Kind.RETRY,
                 time.perf_counter() - started,
-                problem=f"{name}: {detail}" if detail else name,
+                problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
             shard.busy -= 1
@@ -560,11 +605,12 @@ class HttpTarget(VersionedTarget):
             if attempt.tool_calls is not None:
                 envelope["tool_calls"] = attempt.tool_calls
             finish = attempt.finish_reason
-            if finish in NORMAL_FINISH:
+            # as the quarantine-lane design: a reason not accepted (`length`, `content_filter`)
+            # cuts the answer short; none at all says nothing, and the scorers judge the answer
+            if finish is None or finish in self.http.accept_finish:
                 outcome, error = Outcome.OK, None
             else:
-                outcome = Outcome.FINISH
-                error = f"finish:{'none' if finish is None else finish}"
+                outcome, error = Outcome.FINISH, f"finish:{finish}"
                 envelope["error_class"] = "finish"
         elif attempt.kind is _Kind.CONFIG:
             outcome, error = Outcome.INFRA, f"config: {attempt.problem}"

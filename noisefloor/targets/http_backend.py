@@ -12,7 +12,11 @@ from typing import Any
 
 import httpcore
 
-__all__ = ["AsyncioBackend"]
+__all__ = ["CLOSE_TIMEOUT_S", "AsyncioBackend"]
+
+#: Seconds a closing connection waits for the peer's side of a TLS shutdown before it is
+#: dropped: a connection still shutting down when the event loop ends is never closed.
+CLOSE_TIMEOUT_S = 0.5
 
 
 class _Stream(httpcore.AsyncNetworkStream):
@@ -44,7 +48,22 @@ class _Stream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
 
     async def aclose(self) -> None:
-        self._writer.close()
+        writer = self._writer
+        writer.close()
+        # a task, not the waiter itself: a timeout would cancel the waiter for good
+        closed = asyncio.ensure_future(writer.wait_closed())
+        done, _ = await asyncio.wait({closed}, timeout=CLOSE_TIMEOUT_S)
+        if not done:
+            # the peer never answered the TLS close: the response is read already, so drop the
+            # connection instead of leaving it to outlive the event loop
+            writer.transport.abort()
+            done, _ = await asyncio.wait({closed}, timeout=CLOSE_TIMEOUT_S)
+        if not done:
+            closed.cancel()
+        elif not closed.cancelled():
+            # retrieved and dropped: an error while closing (a reset, a broken TLS close)
+            # changes nothing for the caller
+            closed.exception()
 
     async def start_tls(
         self,

@@ -10,6 +10,7 @@ the endpoint behave differently from one run to the next while the suite stays b
 from __future__ import annotations
 
 import hashlib
+from base64 import b64encode
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ import yaml
 from noisefloor.ledger import Ledger, ledger_path
 from noisefloor.report import FORMATS
 from tests.llm_server import LlmServer
+from tests.proxy_server import ProxyServer
 
 MODEL = "nf-test-model"
 #: Contains the word "Paris" last, so that the stand-in answers {"answer": "Paris"}.
@@ -278,6 +280,28 @@ def test_a_length_finish_is_a_failure_with_its_reason(cli, tmp_path, server, _is
     assert all(r["finish_reason"] == "length" for r in rows)
 
 
+def test_accept_finish_passes_an_agent_s_tool_calls_and_a_null_reason_on_to_the_scorers(
+    cli, tmp_path, server, _isolated_root
+):
+    cases = [
+        paris_case("agent", f"{CAPITAL} [finish:tool_calls]"),
+        paris_case("silent", f"{CAPITAL} [finish:null]"),
+        paris_case("filtered", f"{CAPITAL} [finish:content_filter]"),
+    ]
+    suite = http_suite(tmp_path, server.base_url, cases, accept_finish=["stop", "tool_calls"])
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    assert result.code == 2, result.out
+    cases_seen = by_case(result.json())
+    assert cases_seen["agent"]["verdict"] == "added"
+    assert cases_seen["silent"]["verdict"] == "added"
+    assert cases_seen["filtered"]["verdict"] == "broken"
+    rows = {r["case_id"]: r for r in ledger_rows(_isolated_root)}
+    assert rows["agent"]["status"] == "pass" and rows["agent"]["finish_reason"] == "tool_calls"
+    assert rows["silent"]["status"] == "pass" and rows["silent"]["finish_reason"] is None
+    assert rows["filtered"]["status"] == "fail"
+    assert "finish:content_filter" in rows["filtered"]["reason"]
+
+
 # -- secrets and redaction -------------------------------------------------------------------
 
 
@@ -304,6 +328,31 @@ def test_the_api_key_is_sent_but_never_stored_or_reported(
 
     assert files_containing(key, _isolated_root, reports) == []
     assert not [text for text in printed if key in text]
+
+
+def test_proxy_credentials_are_sent_to_the_proxy_but_never_stored_or_reported(
+    cli, tmp_path, server, monkeypatch, _isolated_root
+):
+    user, password = "nf-proxy-user", "pxpw_7Hq2_never_on_disk"
+    with ProxyServer(credentials=(user, password)) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.replace("http://", f"http://{user}:{password}@"))
+        cases = [
+            paris_case("steady"),
+            # the stand-in answers with the last word of the prompt: the password comes back
+            paris_case("echo", f"{CAPITAL} {password}"),
+            paris_case("down", f"{CAPITAL} [500:9]"),
+        ]
+        suite = http_suite(tmp_path, server.base_url, cases)
+        reports = tmp_path / "reports"
+        printed = every_output(cli, suite, reports, "echo")
+        assert proxy.forwarded == len(server.requests) > 0 and proxy.refused == 0
+
+    echo = [s for _, s in samples_of(_isolated_root) if s["case_id"] == "echo"]
+    assert echo and all("[REDACTED]" in s["output"]["text"] for s in echo)
+    for secret in (password, f"{user}:{password}", b64encode(f"{user}:{password}".encode())):
+        needle = secret if isinstance(secret, str) else secret.decode()
+        assert files_containing(needle, _isolated_root, reports) == []
+        assert not [text for text in printed if needle in text]
 
 
 def test_redact_patterns_scrub_samples_ledger_and_reports(cli, tmp_path, server, _isolated_root):

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import shutil
 import socket
 import ssl
 import subprocess
 import threading
+import warnings
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpcore
 import pytest
+import trustme
 
 from noisefloor.targets.http_backend import AsyncioBackend
 from tests.llm_server import LlmServer
@@ -132,6 +135,62 @@ def test_tls_through_start_tls(tmp_path: Path) -> None:
 
         with pytest.raises(httpcore.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             asyncio.run(untrusted())
+
+
+def test_a_tls_connection_to_a_silent_peer_is_closed_before_the_loop_ends() -> None:
+    """Closing must not leave the TLS shutdown to outlive the loop: the transport would be freed
+    by the garbage collector later, with a ResourceWarning blamed on whatever runs then."""
+    ca = trustme.CA()
+    served = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost").configure_cert(served)
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+
+    async def go(url: str) -> bytes:
+        async with _pool(trusted) as pool:
+            response = await _post(pool, url)
+            return response.content
+
+    with _silent_tls_server(served) as port, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert asyncio.run(go(f"https://localhost:{port}/")) == b"ok"
+        gc.collect()
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
+
+
+@contextlib.contextmanager
+def _silent_tls_server(context: ssl.SSLContext) -> Iterator[int]:
+    """Answers one request over TLS, then neither reads nor closes until the `with` ends: the
+    client's TLS shutdown never gets the peer's reply."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with context.wrap_socket(conn, server_side=True) as tls:
+            tls.settimeout(5.0)
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += tls.recv(65536)
+            head, _, body = received.partition(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            while len(body) < length:
+                body += tls.recv(65536)
+            tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            done.wait(5.0)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        done.set()
+        thread.join()
+        listener.close()
 
 
 class _Server(ThreadingHTTPServer):

@@ -6,9 +6,11 @@ Backoff is shortened on every target so that retries cost milliseconds; the file
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import socket
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -20,7 +22,7 @@ import pytest
 import yaml
 
 from noisefloor import __version__
-from noisefloor.errors import TargetConfigError
+from noisefloor.errors import SuiteError, TargetConfigError
 from noisefloor.suite import HttpSpec, load_suite
 from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.factory import build_target
@@ -211,10 +213,38 @@ def test_served_model_differing_from_requested_is_recorded() -> None:
 
 
 def test_tool_calls_are_empty_text_and_kept(server: LlmServer) -> None:
-    sample = _one(_target(server.base_url), "[tools] weather Paris")
+    target = _target(server.base_url, accept_finish=["stop", "tool_calls"])
+    sample = _one(target, "[tools] weather Paris")
     assert sample.outcome is Outcome.OK and sample.output.text == ""
     assert sample.envelope is not None
     assert sample.envelope["tool_calls"][0]["function"]["name"] == "lookup"
+
+
+@pytest.mark.parametrize(
+    ("marker", "accept", "error"),
+    [
+        ("[finish:stop]", None, None),
+        # a missing finish reason says nothing about the answer: the scorers judge it
+        ("[finish:null]", None, None),
+        ("[finish:absent]", None, None),
+        ("[finish:null]", ["tool_calls"], None),
+        ("[finish:absent]", ["tool_calls"], None),
+        ("[tools]", None, "finish:tool_calls"),
+        ("[tools]", ["stop", "tool_calls"], None),
+        ("[finish:function_call]", None, "finish:function_call"),
+        ("[finish:content_filter]", ["stop", "tool_calls"], "finish:content_filter"),
+        ("[finish:stop]", ["tool_calls"], "finish:stop"),
+    ],
+)
+def test_finish_reasons_other_than_the_accepted_fail_the_repeat(
+    server: LlmServer, marker: str, accept: list[str] | None, error: str | None
+) -> None:
+    settings = {} if accept is None else {"accept_finish": accept}
+    sample = _one(_target(server.base_url, **settings), f"{marker} weather Paris")
+    assert sample.error == error
+    assert sample.outcome is (Outcome.OK if error is None else Outcome.FINISH)
+    assert sample.envelope is not None
+    assert ("error_class" in sample.envelope) == (error is not None)
 
 
 def test_length_is_a_finish_failure_with_the_text_kept(server: LlmServer) -> None:
@@ -224,6 +254,48 @@ def test_length_is_a_finish_failure_with_the_text_kept(server: LlmServer) -> Non
     assert sample.output.text and sample.envelope is not None
     assert sample.envelope["finish_reason"] == "length"
     assert sample.envelope["error_class"] == "finish"
+
+
+def test_accepted_finish_reasons_are_part_of_the_version_and_the_comparable_spec(
+    tmp_path: Path,
+) -> None:
+    def built(accept: list[str] | None) -> tuple[str, dict[str, Any]]:
+        http: dict[str, Any] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        if accept is not None:
+            http["accept_finish"] = accept
+        suite = {
+            "name": "s",
+            "target": {"http": http},
+            "cases": [{"id": "c", "input": "x", "scorers": ["json_valid"]}],
+        }
+        path = tmp_path / "suite.yaml"
+        path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+        record = build_target(load_suite(path)).record
+        return record.key, record.spec
+
+    default_key, default_spec = built(None)
+    assert built(["stop"]) == (default_key, default_spec)
+    # runs of an older version, which fails no finish reason `stop` passes, stay comparable
+    assert default_spec == {"host": "127.0.0.1:9", "model": "m"}
+    agent_key, agent_spec = built(["stop", "tool_calls"])
+    assert agent_key != default_key
+    assert agent_spec == {**default_spec, "accept_finish": ["stop", "tool_calls"]}
+    # the same set in another order is the same target
+    assert built(["tool_calls", "stop", "stop"]) == (agent_key, agent_spec)
+
+
+def test_an_empty_accept_finish_is_rejected(tmp_path: Path) -> None:
+    http = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "accept_finish": []}
+    suite = {
+        "name": "s",
+        "target": {"http": http},
+        "cases": [{"id": "c", "input": "x", "scorers": ["json_valid"]}],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+    with pytest.raises(SuiteError, match="accept_finish") as caught:
+        load_suite(path)
+    assert "suite.yaml:" in str(caught.value)
 
 
 # -- infrastructure errors -------------------------------------------------------------------
@@ -389,3 +461,24 @@ def test_a_429_pauses_every_call() -> None:
     # the second call never got a 429 itself, yet waited out the first call's pause
     assert arrivals["second"] - first_at >= 0.45
     assert other.envelope is not None and other.envelope["paused_s"] >= 0.25
+
+
+# -- connections -----------------------------------------------------------------------------
+
+
+def test_connections_of_a_loop_are_closed_when_it_ends_without_aclose(server: LlmServer) -> None:
+    """A caller that runs the target on one event loop, then another, and never calls aclose:
+    the kept-alive connections of each loop must not outlive it, to be freed later by the garbage
+    collector with a ResourceWarning blamed on whatever runs then."""
+    target = _target(server.base_url)
+
+    async def one(text: str) -> RawSample:
+        return await target.sample(CaseInput(case_id="c1", input=text), 0, 1)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        first = asyncio.run(one("first"))
+        second = asyncio.run(one("second"))
+        gc.collect()
+    assert first.outcome is Outcome.OK and second.outcome is Outcome.OK
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
