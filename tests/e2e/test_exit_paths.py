@@ -204,3 +204,16 @@ def test_a_400_is_not_retried(cli, tmp_path, _isolated_root):
     assert [(s["attempts"], s["error"][:16]) for s in stored] == [(1, "config: HTTP 400")] * 2
     assert result.code == 3, result.out
     assert "400" in result.err
+
+
+# -- a usage error, as a process -------------------------------------------------------------
+
+
+def test_a_usage_error_is_exit_3_with_its_message_not_a_crash(tmp_path):
+    proc = run_process("check", tmp_path / "s.yaml", "--jobs", "none", root=tmp_path)
+    assert proc.returncode == 3
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "error: argument --jobs: must be a whole number, got 'none'",
+        "hint: `noisefloor check --help` lists the options",
+    ]
