@@ -58,25 +58,27 @@ def plan_inputs(
 
 
 def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list[float] | None:
-    """Smallest attainable p of each case's first pass/fail scorer, for a rerun like the baseline."""
+    """Smallest attainable p of every scorer of every case, for a rerun like the baseline.
+
+    The gate's Tarone correction counts one pass-rate test per scorer and case, so the plan does.
+    """
     from noisefloor.scoring import score_case
 
     run = store.load_run(suite, run_id)
     pmins = []
     for case in run.cases:
-        if not case.scorers:
-            continue
         sample_dir = store.abs(case.sample_dir)
         paths = [store.sample_path(sample_dir, r) for r in range(case.repeats)]
-        if not all(p.exists() for p in paths):
+        if case.scorers and not all(p.exists() for p in paths):
             return None
-        score = score_case(case.case_id, case.scorers[0], paths)
-        n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
-        k = sum(1 for r in score.repeats if r.status.value == "pass")
-        if n == 0:
-            continue
-        k_at_n = round(k / n * repeats)
-        pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
+        for use in case.scorers:
+            score = score_case(case.case_id, use, paths)
+            n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
+            k = sum(1 for r in score.repeats if r.status.value == "pass")
+            if n == 0:
+                continue
+            k_at_n = round(k / n * repeats)
+            pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
     return pmins
 
 

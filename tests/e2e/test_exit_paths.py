@@ -21,6 +21,7 @@ import yaml
 from noisefloor.scorers import REGISTRY, NoParams, ScoreInput, ScoreResult
 from tests.conftest import answer_case, fake_suite
 from tests.llm_server import LlmServer
+from tests.unit.test_plan import CHANGES, brute_drop, brute_power, fisher_p, parse
 
 MODEL = "nf-test-model"
 #: The loopback server answers {"answer": <the last word>}: here "Paris".
@@ -217,3 +218,57 @@ def test_a_usage_error_is_exit_3_with_its_message_not_a_crash(tmp_path):
         "error: argument --jobs: must be a whole number, got 'none'",
         "hint: `noisefloor check --help` lists the options",
     ]
+
+
+# -- plan ------------------------------------------------------------------------------------
+
+
+def test_plan_without_a_suite_prints_the_figures_for_the_flags(cli):
+    result = cli("plan", "--repeats", "10", "--cases", "20")
+    assert result.code == 0, result.err
+    assert result.err == ""
+    assert result.out.startswith(
+        "N = 10 repeats per side, M = 20 cases, alpha = 0.05 family-wise (flags)\n"
+        "per-case threshold alpha/K = 0.0025 (K = M: every case assumed able to fail;"
+    )
+    figures = parse(result.out)
+    assert figures["drops"] == {10: 0.7, 9: 0.8, 8: 0.8}
+    for k_b, shown in figures["drops"].items():
+        assert shown == pytest.approx(brute_drop(k_b, 10, 0.0025))
+    for label, p_b, p_c in CHANGES:
+        power = figures["rates"][label][0]
+        assert power == pytest.approx(brute_power(10, p_b, p_c, 0.0025), abs=0.0005)
+
+
+def tarone_k(pmins: list[float], alpha: float) -> int:
+    """Tarone's K by its definition: the smallest K with #{i: pmin_i <= alpha/K} <= K."""
+    return next(k for k in range(1, len(pmins) + 1) if sum(p <= alpha / k for p in pmins) <= k)
+
+
+def test_plan_of_a_suite_uses_the_gates_threshold_for_a_rerun_of_its_baseline(cli, project):
+    # every repeat of an even index answers "unrelated filler": "Paris" passes 2/5 and "i" 5/5
+    cases = [answer_case("one"), answer_case("two"), answer_case("steady", needle="i")]
+    suite = fake_suite(project, cases, env={"NOISEFLOOR_FAKE_FLAKE_EVERY": "2"})
+
+    before = cli("plan", suite)
+    assert before.code == 0, before.err
+    assert "M = 3 cases, alpha = 0.05 family-wise (suite fake)" in before.out
+    assert parse(before.out)["threshold"] == pytest.approx(0.05 / 3, rel=5e-3)
+
+    adopted = cli("check", suite, "--format", "json").json()
+    after = cli("plan", suite)
+    assert after.code == 0, after.err
+    assert f"(suite fake, baseline {adopted['baseline']})" in after.out
+    threshold = parse(after.out)["threshold"]
+    # Tarone over every scorer of every case (json_valid 5/5 thrice, contains 2/5, 2/5, 5/5):
+    # an unchanged rerun of k/5 can at most move all 2k passes to the baseline's side
+    passes = [5, 2, 5, 2, 5, 5]
+    pmins = [fisher_p(min(5, 2 * k), 5, max(0, 2 * k - 5), 5) for k in passes]
+    assert sorted(pmins)[:2] == [pytest.approx(6 / 252)] * 2 and sorted(pmins)[2] == 1.0
+    assert threshold == pytest.approx(0.05 / tarone_k(pmins, 0.05), rel=5e-3)
+    assert threshold == pytest.approx(0.025, rel=5e-3)
+    # and it is the threshold the gate uses for an unchanged rerun
+    rerun = cli("check", suite, "--format", "json").json()
+    assert rerun["calls"] == 0
+    assert rerun["rule_summary"]["thresholds"]["regress"] == pytest.approx(threshold, rel=5e-3)
+    assert parse(after.out)["drops"][5] == pytest.approx(brute_drop(5, 5, 0.025))
