@@ -1,8 +1,9 @@
 """Exit paths end to end: each test fails when its path is disabled in the code.
 
 A scorer that raises (3, or the verdict's code with --continue-on-scorer-error), the suite gate
-(1 while no case regresses), rescore of a run whose samples are gone (3), and the endpoint's
-408 and 409 retried while a 400 is not; the first three also through a real process.
+(1 while no case regresses), rescore of a run whose samples are gone (3), the endpoint's 408 and
+409 retried while a 400 is not, a usage error (3, not a crash), and `plan` (0, its figures
+checked with scipy). The suite gate, rescore and the usage error also run as a real process.
 """
 
 from __future__ import annotations
