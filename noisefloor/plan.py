@@ -36,7 +36,7 @@ def plan_inputs(
     """Take N and M from the flags, else the suite; the threshold from the suite's baseline.
 
     With a baseline, the threshold is Tarone's alpha/K for an unchanged rerun of it (cases that
-    always pass cost nothing); without one it is Bonferroni's alpha/M, an upper bound.
+    always pass cost nothing); without one, or without its samples, it is Bonferroni's alpha/M.
     """
     source = "flags"
     pmins: list[float] | None = None
@@ -51,6 +51,8 @@ def plan_inputs(
         if pointer is not None:
             pmins = _baseline_pmins(store, suite.name, pointer.run_id, repeats)
             source += f", baseline {pointer.run_id}"
+            if pmins is None:
+                source += " without its samples: K = M"
     repeats = repeats or 5
     cases = cases or 50
     threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases

@@ -274,3 +274,10 @@ def test_plan_of_a_suite_uses_the_gates_threshold_for_a_rerun_of_its_baseline(cl
     assert rerun["calls"] == 0
     assert rerun["rule_summary"]["thresholds"]["regress"] == pytest.approx(threshold, rel=5e-3)
     assert parse(after.out)["drops"][5] == pytest.approx(brute_drop(5, 5, 0.025))
+
+    # without the baseline's samples there is no Tarone K: Bonferroni's, and the plan says so
+    sample_files(project.parent / "store")[0].unlink()
+    pruned = cli("plan", suite)
+    assert pruned.code == 0, pruned.err
+    assert f"baseline {adopted['baseline']} without its samples: K = M)" in pruned.out
+    assert parse(pruned.out)["threshold"] == pytest.approx(0.05 / 3, rel=5e-3)
