@@ -13,12 +13,14 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 __all__ = ["console_main", "main"]
+
+_N = TypeVar("_N", int, float)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,22 +30,30 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
 
 
+def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:
+    """`kind(text)`; argparse would name the converter (`invalid _positive value`), so say what."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+
+
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _parse(int, text, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _probability(text: str) -> float:
-    value = float(text)
+    value = _parse(float, text, "a number")
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
     return value
 
 
 def _non_negative(text: str) -> float:
-    value = float(text)
+    value = _parse(float, text, "a number")
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
@@ -720,7 +730,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(args_list)
         if args.command is None:
-            parser.print_help()
+            # a usage error like any other: the help goes to stderr, stdout stays empty
+            parser.print_help(sys.stderr)
             return int(ExitCode.HARNESS)
         return COMMANDS[args.command](args)
     except NoisefloorError as exc:

@@ -36,7 +36,7 @@ def plan_inputs(
     """Take N and M from the flags, else the suite; the threshold from the suite's baseline.
 
     With a baseline, the threshold is Tarone's alpha/K for an unchanged rerun of it (cases that
-    always pass cost nothing); without one it is Bonferroni's alpha/M, an upper bound.
+    always pass cost nothing); without one, or without its samples, it is Bonferroni's alpha/M.
     """
     source = "flags"
     pmins: list[float] | None = None
@@ -51,6 +51,8 @@ def plan_inputs(
         if pointer is not None:
             pmins = _baseline_pmins(store, suite.name, pointer.run_id, repeats)
             source += f", baseline {pointer.run_id}"
+            if pmins is None:
+                source += " without its samples: K = M"
     repeats = repeats or 5
     cases = cases or 50
     threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases
@@ -58,25 +60,27 @@ def plan_inputs(
 
 
 def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list[float] | None:
-    """Smallest attainable p of each case's first pass/fail scorer, for a rerun like the baseline."""
+    """Smallest attainable p of every scorer of every case, for a rerun like the baseline.
+
+    The gate's Tarone correction counts one pass-rate test per scorer and case, so the plan does.
+    """
     from noisefloor.scoring import score_case
 
     run = store.load_run(suite, run_id)
     pmins = []
     for case in run.cases:
-        if not case.scorers:
-            continue
         sample_dir = store.abs(case.sample_dir)
         paths = [store.sample_path(sample_dir, r) for r in range(case.repeats)]
-        if not all(p.exists() for p in paths):
+        if case.scorers and not all(p.exists() for p in paths):
             return None
-        score = score_case(case.case_id, case.scorers[0], paths)
-        n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
-        k = sum(1 for r in score.repeats if r.status.value == "pass")
-        if n == 0:
-            continue
-        k_at_n = round(k / n * repeats)
-        pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
+        for use in case.scorers:
+            score = score_case(case.case_id, use, paths)
+            n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
+            k = sum(1 for r in score.repeats if r.status.value == "pass")
+            if n == 0:
+                continue
+            k_at_n = round(k / n * repeats)
+            pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
     return pmins
 
 

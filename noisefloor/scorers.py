@@ -324,11 +324,22 @@ def _compiled(path: str) -> jmespath.parser.ParsedResult:
 
 def _check_path(path: str) -> str:
     try:
-        _compiled(path)
+        parsed = _compiled(path).parsed
     except jmespath.exceptions.JMESPathError as exc:
         why = str(exc).splitlines()[0].removesuffix(", for expression:").rstrip(": ")
         raise ValueError(f"invalid JMESPath expression {path!r}: {why}") from None
+    if _zero_step(parsed):
+        raise ValueError(f"invalid JMESPath expression {path!r}: a slice step cannot be 0")
     return path
+
+
+def _zero_step(node: Any) -> bool:
+    """Whether a parsed JMESPath holds a slice `[::0]`, which raises on every list it meets."""
+    if not isinstance(node, dict):
+        return False
+    if node.get("type") == "slice":
+        return bool(node["children"][2] == 0)
+    return any(_zero_step(child) for child in node.get("children", []))
 
 
 def _is_json(value: Any) -> bool:
@@ -374,9 +385,11 @@ def _values_at(inp: ScoreInput, path: str) -> list[Any] | _Problem:
         data = inp.json()
     except ValueError:
         return _Problem("not_json")
+    # the output's fault: a function given the wrong type (JMESPathError), or a value it cannot
+    # take (the floor of NaN raises Python's ValueError)
     try:
         found = _compiled(path).search(data)
-    except jmespath.exceptions.JMESPathError as exc:  # e.g. a function given the wrong type
+    except (jmespath.exceptions.JMESPathError, ArithmeticError, ValueError) as exc:
         return _Problem(f"path_error: {str(exc).splitlines()[0]}")
     if found is None:
         return []
@@ -525,11 +538,19 @@ class LatencyParams(_Params):
     """Slowest passing call, in seconds; without it every call passes."""
 
 
+def _mean(values: list[float]) -> float:
+    """The mean; numbers near the float limit are divided before they are summed, not after."""
+    try:
+        return statistics.fmean(values)
+    except OverflowError:  # the sum overflows although the mean cannot
+        return math.fsum(v / len(values) for v in values)
+
+
 FieldType = Literal["str", "int", "float", "bool", "list", "dict"]
 _AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "min": min,
     "max": max,
-    "mean": statistics.fmean,
+    "mean": _mean,
 }
 _TYPES: dict[str, type] = {t.__name__: t for t in (str, int, float, bool, list, dict)}
 

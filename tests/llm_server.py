@@ -1,7 +1,7 @@
 """A stand-in for an OpenAI-compatible chat-completions server, on loopback, with scripted faults.
 
 A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
-`[finish:null]`.
+`[finish:null]`, `[status:404]` (every time) or `[status:408:1]` (the first time only).
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ class _Handler(BaseHTTPRequestHandler):
         marks = _markers(prompt)
         if "slow" in marks:
             time.sleep(float(marks["slow"]))
-        if "status" in marks:
-            code = int(marks["status"])
+        code_text, _, times = marks.get("status", "").partition(":")
+        if code_text and (not times or count <= int(times)):
+            code = int(code_text)
             # like some real servers, quote the credential back, to test that it is scrubbed
             message = f"scripted status {code}; credentials: {self.headers.get('Authorization')}"
             self._json(code, {"error": {"message": message, "code": code}})

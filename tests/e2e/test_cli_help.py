@@ -28,18 +28,27 @@ def test_every_flag_has_help_text():
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "message"),
     [
-        ["run", "s.yaml", "--bogus"],
-        ["check"],
-        ["diff", "--alpha", "2"],
-        ["check", "s.yaml", "--jobs", "0"],
-        ["nope"],
-        [],
+        (["run", "s.yaml", "--bogus"], "error: unrecognized arguments: --bogus"),
+        (["check"], "error: the following arguments are required: suite"),
+        (["diff", "--alpha", "2"], "error: argument --alpha: must be between 0 and 1, got 2.0"),
+        (["check", "s.yaml", "--jobs", "0"], "error: argument --jobs: must be at least 1, got 0"),
+        (
+            ["plan", "--repeats", "many"],
+            "error: argument --repeats: must be a whole number, got 'many'",
+        ),
+        (["nope"], "error: argument COMMAND: invalid choice: 'nope'"),
+        ([], "usage: noisefloor "),
     ],
 )
-def test_usage_errors_exit_3(cli, args):
-    assert cli(*args).code == 3
+def test_usage_errors_exit_3(cli, args, message):
+    """A crash exits 3 too: a usage error is told from one by its message on stderr."""
+    result = cli(*args)
+    assert result.code == 3
+    assert result.err.startswith(message), result.err
+    assert "--help" in result.err
+    assert "error: internal error" not in result.err and "Traceback" not in result.err
 
 
 def test_root_works_before_and_after_the_command(cli, tmp_path):

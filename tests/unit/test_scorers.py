@@ -345,6 +345,36 @@ def test_path_function_type_error_is_a_failed_repeat_not_a_crash() -> None:
     assert result.detail.startswith("path_error: In function length()")
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "detail"),
+    [
+        ('{"a": "nan"}', "floor(to_number(a))", "path_error: cannot convert float NaN to integer"),
+        (
+            '{"a": "1e999"}',
+            "ceil(to_number(a))",
+            "path_error: cannot convert float infinity to integer",
+        ),
+    ],
+    ids=["floor-of-nan", "ceil-of-infinity"],
+)
+def test_path_function_failing_on_the_output_is_a_failed_repeat_not_a_crash(
+    text: str, path: str, detail: str
+) -> None:
+    # a Python error inside JMESPath's functions, not a JMESPathError: the output's fault still
+    result = run("json_path_number", text, path=path)
+    assert result == ScoreResult(value=None, passed=False, detail=detail)
+
+
+def test_a_slice_step_of_zero_is_refused_when_the_suite_loads() -> None:
+    # Python's slice raises on a step of 0 for every list output: a scorer error at each repeat
+    with pytest.raises(ValidationError) as exc:
+        REGISTRY.build("contains", {"needle": "x", "path": "items[::0].name"})
+    assert "invalid JMESPath expression 'items[::0].name': a slice step cannot be 0" in messages(
+        exc
+    )
+    assert run("contains", '{"items": [{"name": "x"}]}', needle="x", path="items[::-1].name").passed
+
+
 # --- json_path_number ----------------------------------------------------------------------
 
 SCORES = '{"c": [{"s": 0.5}, {"s": 0.9}, {"s": true}, {"s": "0.1"}, {"s": 0.7}]}'
@@ -359,6 +389,11 @@ def test_json_path_number_aggregates_numbers_only(aggregate: str, expected: floa
     result = run("json_path_number", SCORES, path="c[].s", aggregate=aggregate)
     assert result.value == pytest.approx(expected)
     assert result.passed
+
+
+def test_the_mean_of_numbers_near_the_float_limit_is_not_an_overflow() -> None:
+    result = run("json_path_number", '{"s": [1e308, 1e308, 1.3e308]}', path="s[]", aggregate="mean")
+    assert result.value == pytest.approx(1.1e308) and result.passed
 
 
 @pytest.mark.parametrize(
