@@ -31,7 +31,7 @@ def test_every_flag_has_help_text():
     ("args", "message"),
     [
         (["run", "s.yaml", "--bogus"], "error: unrecognized arguments: --bogus"),
-        (["check"], "error: the following arguments are required: suite"),
+        (["check"], "error: check needs a suite file, or --cases FILE.jsonl with --model"),
         (["diff", "--alpha", "2"], "error: argument --alpha: must be between 0 and 1, got 2.0"),
         (["check", "s.yaml", "--jobs", "0"], "error: argument --jobs: must be at least 1, got 0"),
         (
