@@ -220,11 +220,20 @@ def test_ci_without_a_baseline_exits_3_unless_adopt(cli, project, monkeypatch):
     for words in ("CI is set", "noisefloor check SUITE --adopt", "--set-baseline", "commit"):
         assert words in refused.err, words
     assert calls(log) == 0
+    assert cli("check", suite, "--require-baseline").code == 3  # the flag still works in CI
     adopted = cli("check", suite, "--adopt", "--format", "json")
     assert adopted.code == 0
     assert adopted.json()["adopted"] is True
     assert cli("check", suite).code == 0  # with a baseline, CI compares as anywhere else
     assert calls(log) == 10
+
+
+def test_ci_adopts_a_run_set_as_the_baseline_deliberately(cli, project, monkeypatch):
+    suite, _ = logged_suite(project)
+    monkeypatch.setenv("CI", "true")
+    result = cli("check", suite, "--set-baseline", "--format", "json")
+    assert result.code == 0
+    assert result.json()["adopted"] is True
 
 
 @pytest.mark.parametrize("value", ["", None])
