@@ -527,7 +527,8 @@ def adoption_report(
     if not adopted:
         note = (
             f"{head}{run.run_id} not adopted as the baseline: {what} ({ids}); fix the target, "
-            "or adopt deliberately with --set-baseline (or `noisefloor baseline set RUN`)."
+            "or adopt deliberately with --set-baseline "
+            f"(`noisefloor baseline set {run.run_id}` adopts this run)."
         )
     elif unusable:
         note = (
