@@ -188,6 +188,22 @@ def test_an_edited_input_is_compared_by_case_id(cli, tmp_path):
     assert any("input changed" in w for w in report["warnings"])
 
 
+def test_record_edit_the_prompt_record_compare(cli, tmp_path):
+    """The quarantine-lane workflow joins the two labels by case id."""
+    work = tmp_path / "quickstart"
+    shutil.copytree(QUICKSTART, work)
+    suite = work / "suite.yaml"
+    assert cli("record", suite, "--label", "before").code == 0
+    text = suite.read_text()
+    suite.write_text(text.replace("What is the capital of France?", "What is the capital of Mars?"))
+    assert cli("record", suite, "--label", "after").code == 0
+    result = cli("compare", "--baseline", "before", "--current", "after", "--format", "json")
+    assert result.code == 1, result.out
+    case = next(c for c in result.json()["cases"] if c["case_id"] == "capital-of-france")
+    assert case["verdict"] == "regressed"
+    assert case["reason"].startswith("input changed since the baseline; ")
+
+
 def test_an_edited_scorer_is_compared_and_says_so(cli, project):
     suite, _ = logged_suite(project)
     cli("check", suite)
