@@ -271,6 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 3 instead of adopting when there is no baseline",
     )
+    p.add_argument(
+        "--adopt",
+        action="store_true",
+        help="with CI set in the environment, adopt this run when there is no baseline "
+        "(without CI, a first check adopts anyway)",
+    )
     p = command(
         "rescore", "re-apply the suite's current scorers to a stored run; never calls the target"
     )
@@ -515,15 +521,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from noisefloor.gate import check_suite
 
+    if args.adopt and args.require_baseline:
+        raise UsageError(
+            "--adopt and --require-baseline contradict each other",
+            hint="--adopt makes this run the baseline when there is none; "
+            "--require-baseline exits 3 then",
+        )
     report = _sample(
         args,
         check_suite,
         with_settings=True,
         allow_target_change=args.allow_target_change,
         require_baseline=args.require_baseline,
+        ci=bool(os.environ.get("CI")) and not args.adopt,
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
-    if report.get("adopted"):
+    if report.get("adopted") or report["baseline"] is None:
         print(f"NOTE: {report['warnings'][0]}", file=sys.stderr)
     return _report_out(report, args)
 

@@ -413,6 +413,90 @@ def _finish(
     return report
 
 
+def _definition(use: ScorerUse) -> dict[str, Any]:
+    return {"name": use.name, "params": use.params, "impl_hash": use.impl_hash}
+
+
+def _few(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _mark_changes(cases: list[dict[str, Any]], base: RunRecord, cand: RunRecord) -> list[str]:
+    """Mark the cases whose input, and the scorers whose definition, differ from the baseline's.
+
+    Cases are joined by id and both sides are scored with the candidate's scorers, so either
+    change is compared on its numbers; the marks say so, in the case and in warnings.
+    """
+    base_cases = {c.case_id: c for c in base.cases}
+    cand_cases = {c.case_id: c for c in cand.cases}
+    inputs: list[str] = []
+    scorers: list[str] = []
+    for case in cases:
+        b, c = base_cases.get(case["case_id"]), cand_cases.get(case["case_id"])
+        if b is None or c is None:
+            continue
+        if b.case_key != c.case_key:
+            case["input_changed"] = {"baseline": b.case_key, "candidate": c.case_key}
+            case["reason"] = f"input changed since the baseline; {case['reason']}"
+            inputs.append(case["case_id"])
+        recorded = {u.label: _definition(u) for u in b.scorers}
+        for use in c.scorers:
+            was, now = recorded.get(use.label), _definition(use)
+            entry = next((s for s in case["scorers"] if s["key"] == use.label), None)
+            if was == now or entry is None:
+                continue
+            entry["evidence"]["scorer_redefined"] = {"baseline": was, "candidate": now}
+            entry["reason"] += (
+                "; scorer redefined since the baseline: baseline samples re-scored"
+                if was is not None
+                else "; scorer added since the baseline: baseline samples scored with it"
+            )
+            scorers.append(f"{case['case_id']} {use.label}")
+    warnings = []
+    if inputs:
+        warnings.append(
+            f"input changed since the baseline for {len(inputs)} case(s) ({_few(inputs)}): "
+            "compared by case id; once the new input is meant, move the baseline "
+            f"(`noisefloor baseline set {cand.run_id}`)"
+        )
+    if scorers:
+        warnings.append(
+            f"{len(scorers)} scorer(s) differ from the baseline's ({_few(scorers)}): the "
+            "baseline's samples were re-scored with the current definition"
+        )
+    return warnings
+
+
+def _no_valid_result(scorer_side: dict[str, Any]) -> bool:
+    return bool(scorer_side.get("n")) and scorer_side.get("target_errors") == scorer_side["n"]
+
+
+def _baseline_gaps(cases: list[dict[str, Any]], cand: RunRecord) -> list[str]:
+    """Warn about cases whose baseline has no valid result: whatever the rule, they pass."""
+    dead: list[str] = []
+    revived: list[str] = []
+    for case in cases:
+        sides = [s for s in case["scorers"] if s["baseline"]]
+        if not sides or not all(_no_valid_result(s["baseline"]) for s in sides):
+            continue
+        alive = not all(_no_valid_result(s["candidate"]) for s in sides if s["candidate"])
+        (revived if alive else dead).append(case["case_id"])
+    warnings = []
+    if dead:
+        warnings.append(
+            f"{len(dead)} case(s) produced no valid result on either side ({_few(dead)}): not "
+            "broken, since the baseline had none either, but the gate cannot see them; fix the "
+            "target, then move the baseline (`noisefloor baseline set RUN`)"
+        )
+    if revived:
+        warnings.append(
+            f"{len(revived)} case(s) produce valid results where the baseline had none "
+            f"({_few(revived)}): the gate cannot see them regress until the baseline moves "
+            f"(`noisefloor baseline set {cand.run_id}`)"
+        )
+    return warnings
+
+
 def compare_runs(
     store: Store,
     base: RunRecord,
@@ -450,6 +534,8 @@ def compare_runs(
             f"repeat count changed for {len(changed)} case(s) (e.g. {changed[0]}: "
             f"{base_reps[changed[0]]} -> {next(c.repeats for c in cand.cases if c.case_id == changed[0])})"
         )
+    warnings += _mark_changes(data["cases"], base, cand)
+    warnings += _baseline_gaps(data["cases"], cand)
     report = {
         "suite": cand.suite,
         "rule": settings.rule.value,
@@ -469,15 +555,32 @@ def compare_runs(
 
 
 def adoption_report(
-    result: RunResult, settings: RuleSettings, continue_on_scorer_error: bool = False
+    result: RunResult,
+    settings: RuleSettings,
+    continue_on_scorer_error: bool = False,
+    *,
+    deliberate: bool = False,
 ) -> dict[str, Any]:
-    """The report of a first check: every case added, none passing by absence."""
+    """The report of a first check: every case added, none passing by absence.
+
+    A run with a case that produced no valid result is not adopted (`"adopted": False`,
+    `"baseline": None`): that case could never regress from it. `deliberate` (--set-baseline)
+    adopts it anyway.
+    """
+    run = result.run
+    frames = {c.case_id: case_frame(None, result.bands[c.case_id]) for c in run.cases}
+    unusable = Counter(
+        f["verdict"].value for f in frames.values() if f and f["verdict"] is not Verdict.ADDED
+    )
+    adopted = deliberate or not unusable
     cases = []
-    for case in result.run.cases:
+    for case in run.cases:
         band = result.bands[case.case_id]
-        frame = case_frame(None, band)
+        frame = frames[case.case_id]
         assert frame is not None
-        reason = "adopted as the baseline" if frame["verdict"] is Verdict.ADDED else frame["reason"]
+        reason = frame["reason"]
+        if frame["verdict"] is Verdict.ADDED:
+            reason = "adopted as the baseline" if adopted else "new (the run was not adopted)"
         cases.append(
             {
                 "case_id": case.case_id,
@@ -496,20 +599,37 @@ def adoption_report(
                 ],
             }
         )
+    what = ", ".join(
+        f"{n} case{'s' if n > 1 else ''} {verdict}" for verdict, n in sorted(unusable.items())
+    )
+    ids = _few(sorted(c for c, f in frames.items() if f and f["verdict"] is not Verdict.ADDED))
+    head = f"no baseline for {run.suite!r} yet: "
+    if not adopted:
+        note = (
+            f"{head}{run.run_id} not adopted as the baseline: {what} ({ids}); fix the target, "
+            "or adopt deliberately with --set-baseline "
+            f"(`noisefloor baseline set {run.run_id}` adopts this run)."
+        )
+    elif unusable:
+        note = (
+            f"{head}adopted {run.run_id} as the baseline deliberately, with {what} ({ids}). "
+            "Nothing was compared; those cases pass until the baseline moves."
+        )
+    else:
+        note = (
+            f"{head}adopted {run.run_id} as the baseline. "
+            "Nothing was compared; run check again after a change."
+        )
     report = {
-        "suite": result.run.suite,
+        "suite": run.suite,
         "rule": settings.rule.value,
-        "baseline": result.run.run_id,
-        "candidate": result.run.run_id,
-        "adopted": True,
+        "baseline": run.run_id if adopted else None,
+        "candidate": run.run_id,
+        "adopted": adopted,
         "cases": cases,
-        "warnings": [
-            f"no baseline for {result.run.suite!r} yet: adopted {result.run.run_id} as the baseline. "
-            "Nothing was compared; run check again after a change.",
-            *_served_warnings(result.run, "run"),
-        ],
-        "runs": {"candidate": _run_summary(result.run)},
-        "calls": result.run.calls,
+        "warnings": [note, *_served_warnings(run, "run")],
+        "runs": {"candidate": _run_summary(run)},
+        "calls": run.calls,
         "work": result.stats.as_dict(),
     }
     return _finish(report, settings, continue_on_scorer_error)
@@ -523,14 +643,28 @@ def check_suite(
     *,
     allow_target_change: bool = False,
     require_baseline: bool = False,
+    ci: bool = False,
     continue_on_scorer_error: bool = False,
 ) -> dict[str, Any]:
-    """Run the suite, then compare with its baseline (adopting the run when there is none)."""
+    """Run the suite, then compare with its baseline (adopting the run when there is none).
+
+    `ci`: running under CI without consent to adopt (the command line passes `$CI` set and
+    no --adopt), where adopting would turn a missing baseline into a green build.
+    """
     pointer = store.baseline(suite.name)
     if pointer is None and require_baseline:
         raise BaselineMissing(
             f"no baseline for suite {suite.name!r} under {store.root}",
             hint="commit one (`noisefloor run SUITE --set-baseline`), or drop --require-baseline",
+        )
+    if pointer is None and ci and not opts.set_baseline:
+        raise BaselineMissing(
+            f"no baseline for suite {suite.name!r} under {store.root}, and CI is set: adopting "
+            "one here would pass without comparing anything",
+            where=str(suite.path),
+            hint="commit one: run `noisefloor check SUITE --adopt` (or `noisefloor run SUITE "
+            f"--set-baseline`) where you work, then commit {store.root.name}/, whose own "
+            ".gitignore leaves exactly the baseline to commit; or pass --adopt to adopt here",
         )
     needed = min((opts.repeats or c.repeats) for c in suite.cases)
     if needed < 2:
@@ -547,8 +681,12 @@ def check_suite(
             _check_comparable(base, base.model_copy(update={"target": built.record}), False)
     result = run_suite(store, suite, opts, built, score=base is None)
     if base is None:
-        store.set_baseline(suite.name, result.run.run_id)
-        return adoption_report(result, settings, continue_on_scorer_error)
+        report = adoption_report(
+            result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+        )
+        if report["adopted"]:
+            store.set_baseline(suite.name, result.run.run_id)
+        return report
     report = compare_runs(
         store,
         base,

@@ -118,7 +118,7 @@ def exit_code_for(
         return ExitCode.BROKEN
     if counts.get(Verdict.REGRESSED, 0):
         return ExitCode.REGRESSED
-    if strict and counts.get(Verdict.INCONCLUSIVE, 0):
+    if strict and (counts.get(Verdict.INCONCLUSIVE, 0) or counts.get(Verdict.REDEFINED, 0)):
         return ExitCode.REGRESSED
     return ExitCode.OK
 
@@ -166,10 +166,11 @@ def _outcomes(band: CaseBand) -> str:
 
 
 def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] | None:
-    """The case-level verdict every rule shares (added, removed, redefined, broken, fixed).
+    """The case-level verdict every rule shares (added, removed, broken, fixed).
 
-    Returns None when the case must be judged scorer by scorer. A side with no valid repeat
-    is never a pass by absence: both sides broken is `broken`, not `unchanged`.
+    Returns None when the case must be judged scorer by scorer. Cases are joined by id: an
+    edited input is compared like any other case. Broken means the candidate lost valid
+    results the baseline had; no valid result on either side loses nothing (`unchanged`).
     """
     if base is None and cand is None:
         raise ValueError("a case needs at least one side")
@@ -188,11 +189,6 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
         return {"verdict": Verdict.ADDED, "reason": "not in the baseline"}
     if cand is None:
         return {"verdict": Verdict.REMOVED, "reason": "not in the candidate"}
-    if base.case_key != cand.case_key:
-        return {
-            "verdict": Verdict.REDEFINED,
-            "reason": "the case's input changed: not comparable (set a new baseline)",
-        }
     if cand.valid == 0 or base.valid == 0:
         lost = "candidate" if cand.valid == 0 else "baseline"
         return {
@@ -201,8 +197,9 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
         }
     if cand.ok == 0 and base.ok == 0:
         return {
-            "verdict": Verdict.BROKEN,
-            "reason": f"no valid result on either side ({_outcomes(cand)})",
+            "verdict": Verdict.UNCHANGED,
+            "reason": "no valid result on either side: the target failed in the baseline "
+            f"({_outcomes(base)}) and in the candidate ({_outcomes(cand)})",
         }
     if cand.ok == 0:
         return {"verdict": Verdict.BROKEN, "reason": f"every repeat failed: {_outcomes(cand)}"}

@@ -62,6 +62,12 @@ def evidence_line(e: dict[str, Any]) -> str:
                 f"mean diff {_num(values['diff'])} {_interval(values.get('welch_ci'))}, "
                 f"Welch p={_num(values.get('p_worse'))} vs {_num(values.get('threshold'))}"
             )
+    if "scorer_redefined" in e:
+        parts.append(
+            "scorer redefined since the baseline: baseline samples re-scored"
+            if e["scorer_redefined"]["baseline"]
+            else "scorer added since the baseline: baseline samples scored with it"
+        )
     return "; ".join(parts)
 
 

@@ -16,11 +16,11 @@ def _cell(text: str) -> str:
 
 def render(report: dict[str, Any]) -> str:
     """The comparison report as GitHub-flavoured markdown."""
-    title = (
-        "adopted as the baseline"
-        if report.get("adopted")
-        else f"`{report['baseline']}` → `{report['candidate']}`"
-    )
+    title = f"`{report['baseline']}` → `{report['candidate']}`"
+    if report.get("adopted"):
+        title = "adopted as the baseline"
+    elif report["baseline"] is None:
+        title = "not adopted as the baseline"
     out = [f"### noisefloor: {report['suite']}, {title}", ""]
     out.append(
         f"**{counts_line(report['counts'])}**, rule `{report['rule']}`, "

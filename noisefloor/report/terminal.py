@@ -72,6 +72,8 @@ def render(report: dict[str, Any]) -> str:
     head = f"{report['suite']}: {report['baseline']} -> {report['candidate']}"
     if report.get("adopted"):
         head = f"{report['suite']}: {report['candidate']} (adopted as the baseline)"
+    elif report["baseline"] is None:
+        head = f"{report['suite']}: {report['candidate']} (not adopted as the baseline)"
     lines = [head, *_suite_line(report), *_pool_lines(report), ""]
     for case in report["cases"]:
         mark = _MARK.get(case["verdict"], case["verdict"])

@@ -58,14 +58,9 @@ class WilsonRule:
         """Judge one case: the worst of its scorers' decisions."""
         min_effect = settings.min_effect if settings.min_effect is not None else MIN_EFFECT
         # The design's table judges a crash as a fail, so one broken side reads as the table
-        # says; but no valid result on either side is never a pass by absence.
+        # says; no valid result on either side takes the shared frame, which names the outcomes.
         frame = None
-        if (
-            base is None
-            or cand is None
-            or base.case_key != cand.case_key
-            or base.ok == cand.ok == 0
-        ):
+        if base is None or cand is None or base.ok == cand.ok == 0:
             frame = case_frame(base, cand)
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}

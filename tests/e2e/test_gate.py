@@ -3,13 +3,17 @@ that logs each one (the cache contract of DESIGN.md §1)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.conftest import answer_case, fake_suite
 
 CASES = [answer_case("alpha"), answer_case("beta")]
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+DEAD = {"NOISEFLOOR_FAKE_EXIT_CODE": "3"}
 
 
 def calls(log: Path) -> int:
@@ -92,9 +96,176 @@ def test_a_target_that_stops_producing_output_exits_2(cli, project):
 
 
 def test_an_always_broken_target_is_never_a_pass_by_absence(cli, project):
-    suite, _ = logged_suite(project, env={"NOISEFLOOR_FAKE_EXIT_CODE": "3"})
-    assert cli("check", suite).code == 2  # adopting a broken run still says broken
+    suite, _ = logged_suite(project, env=DEAD)
+    assert cli("check", suite).code == 2  # not adopted: the next check is a first check again
     assert cli("check", suite).code == 2
+
+
+def test_a_broken_first_check_is_not_adopted(cli, project):
+    suite, _ = logged_suite(project, env=DEAD)
+    first = cli("check", suite, "--format", "json")
+    assert first.code == 2
+    report = first.json()
+    assert (report["adopted"], report["baseline"]) == (False, None)
+    assert report["counts"] == {"broken": 2}
+    assert "not adopted as the baseline: 2 cases broken (alpha, beta)" in first.err
+    assert "adopt deliberately with --set-baseline" in first.err
+    assert "not adopted as the baseline" in cli("check", suite).out
+    assert cli("baseline", "show").code == 3  # still no baseline
+    suite, _ = logged_suite(project)  # the target is fixed: its first good run is adopted
+    fixed = cli("check", suite, "--format", "json")
+    assert fixed.code == 0
+    assert fixed.json()["adopted"] is True
+    assert fixed.json()["baseline"] == fixed.json()["candidate"]
+
+
+def test_a_broken_baseline_adopted_deliberately(cli, project):
+    suite, _ = logged_suite(project, env=DEAD)
+    first = cli("check", suite, "--set-baseline", "--format", "json")
+    assert first.code == 2  # adopted, and still reported as broken
+    assert first.json()["adopted"] is True
+    baseline = first.json()["baseline"]
+    suite, _ = logged_suite(project)  # fixed: compared with the broken baseline
+    fixed = cli("check", suite, "--format", "json")
+    assert fixed.code == 0
+    report = fixed.json()
+    assert report["counts"] == {"fixed": 2}
+    reason = report["cases"][0]["reason"]
+    assert "the baseline never produced a valid result (error:exit x5)" in reason
+    warning = next(w for w in report["warnings"] if "where the baseline had none" in w)
+    assert f"noisefloor baseline set {report['candidate']}" in warning
+    # until the baseline moves, a relapse compares two dead sides: not broken, never silent
+    suite, _ = logged_suite(project, env=DEAD)
+    relapse = cli("check", suite)
+    assert relapse.code == 0
+    assert "no valid result on either side" in relapse.out
+    assert "warning: 2 case(s) produced no valid result on either side" in relapse.out
+    assert cli("baseline", "show").out.split()[-3] == baseline
+
+
+def test_both_sides_without_a_valid_result_are_unchanged_with_a_warning(cli, project):
+    suite, _ = logged_suite(project, env={"NOISEFLOOR_FAKE_NO_OUTPUT": "1"})
+    assert cli("run", suite, "--set-baseline").code == 0
+    suite, _ = logged_suite(project, env=DEAD)
+    result = cli("check", suite, "--strict", "--format", "json")
+    assert result.code == 0, result.out
+    report = result.json()
+    assert report["counts"] == {"unchanged": 2}
+    assert report["cases"][0]["reason"] == (
+        "no valid result on either side: the target failed in the baseline (error:parse x5) "
+        "and in the candidate (error:exit x5)"
+    )
+    assert any("no valid result on either side (alpha, beta)" in w for w in report["warnings"])
+    for rule in ("exact", "band", "wilson"):
+        diffed = cli("diff", "--rule", rule, "--strict", "--format", "json")
+        assert diffed.code == 0, (rule, diffed.out)
+        assert diffed.json()["counts"] == {"unchanged": 2}, rule
+        assert "failed in the baseline (error:parse x5)" in diffed.json()["cases"][1]["reason"]
+
+
+def test_an_edited_input_is_compared_by_case_id(cli, tmp_path):
+    """The quickstart with its prompt edited into one the target cannot answer."""
+    work = tmp_path / "quickstart"
+    shutil.copytree(QUICKSTART, work)
+    suite = work / "suite.yaml"
+    assert cli("check", suite).code == 0
+    text = suite.read_text()
+    assert "What is the capital of France?" in text
+    suite.write_text(text.replace("What is the capital of France?", "What is the capital of Mars?"))
+    result = cli("check", suite)
+    assert result.code == 1, result.out
+    line = next(line for line in result.out.splitlines() if "capital-of-france" in line)
+    assert line.split()[0] == "REGRESSED"
+    assert "input changed" in line
+    report = cli("diff", "--format", "json").json()
+    case = next(c for c in report["cases"] if c["case_id"] == "capital-of-france")
+    assert case["verdict"] == "regressed"
+    changed = case["input_changed"]
+    assert len({changed["baseline"], changed["candidate"]}) == 2
+    assert report["runs"]["baseline"]["run_id"] == report["baseline"]
+    other = next(c for c in report["cases"] if c["case_id"] == "refuses-unknown")
+    assert "input_changed" not in other and "input changed" not in other["reason"]
+    assert any("input changed" in w for w in report["warnings"])
+
+
+def test_record_edit_the_prompt_record_compare(cli, tmp_path):
+    """The quarantine-lane workflow joins the two labels by case id."""
+    work = tmp_path / "quickstart"
+    shutil.copytree(QUICKSTART, work)
+    suite = work / "suite.yaml"
+    assert cli("record", suite, "--label", "before").code == 0
+    text = suite.read_text()
+    suite.write_text(text.replace("What is the capital of France?", "What is the capital of Mars?"))
+    assert cli("record", suite, "--label", "after").code == 0
+    result = cli("compare", "--baseline", "before", "--current", "after", "--format", "json")
+    assert result.code == 1, result.out
+    case = next(c for c in result.json()["cases"] if c["case_id"] == "capital-of-france")
+    assert case["verdict"] == "regressed"
+    assert case["reason"].startswith("input changed since the baseline; ")
+
+
+def test_an_edited_scorer_is_compared_and_says_so(cli, project):
+    suite, _ = logged_suite(project)
+    cli("check", suite)
+    doc = yaml.safe_load(suite.read_text())
+    doc["cases"][1]["scorers"][1]["needle"] = "Lyon"
+    suite.write_text(yaml.safe_dump(doc))
+    report = cli("check", suite, "--format", "json").json()
+    beta = next(c for c in report["cases"] if c["case_id"] == "beta")
+    assert beta["verdict"] == "unchanged"  # both sides scored with the new needle: 0/5 -> 0/5
+    edited = beta["scorers"][1]
+    assert edited["reason"].endswith(
+        "; scorer redefined since the baseline: baseline samples re-scored"
+    )
+    redefined = edited["evidence"]["scorer_redefined"]
+    assert redefined["baseline"]["params"]["needle"] == "Paris"
+    assert redefined["candidate"]["params"]["needle"] == "Lyon"
+    untouched = [s for c in report["cases"] for s in c["scorers"] if s is not edited]
+    assert all("scorer_redefined" not in s["evidence"] for s in untouched)
+    out = cli("diff").out
+    line = next(line for line in out.splitlines() if "1:contains" in line and "0/5" in line)
+    assert "scorer redefined since the baseline: baseline samples re-scored" in line
+
+
+def test_ci_without_a_baseline_exits_3_unless_adopt(cli, project, monkeypatch):
+    suite, log = logged_suite(project)
+    monkeypatch.setenv("CI", "true")
+    refused = cli("check", suite)
+    assert refused.code == 3
+    assert f"{suite}: no baseline for suite 'fake'" in refused.err
+    for words in ("CI is set", "noisefloor check SUITE --adopt", "--set-baseline", "commit"):
+        assert words in refused.err, words
+    assert calls(log) == 0
+    assert cli("check", suite, "--require-baseline").code == 3  # the flag still works in CI
+    adopted = cli("check", suite, "--adopt", "--format", "json")
+    assert adopted.code == 0
+    assert adopted.json()["adopted"] is True
+    assert cli("check", suite).code == 0  # with a baseline, CI compares as anywhere else
+    assert calls(log) == 10
+
+
+def test_ci_adopts_a_run_set_as_the_baseline_deliberately(cli, project, monkeypatch):
+    suite, _ = logged_suite(project)
+    monkeypatch.setenv("CI", "true")
+    result = cli("check", suite, "--set-baseline", "--format", "json")
+    assert result.code == 0
+    assert result.json()["adopted"] is True
+
+
+@pytest.mark.parametrize("value", ["", None])
+def test_without_ci_the_first_check_adopts(cli, project, monkeypatch, value):
+    suite, _ = logged_suite(project)
+    if value is not None:
+        monkeypatch.setenv("CI", value)
+    assert cli("check", suite, "--format", "json").json()["adopted"] is True
+
+
+def test_adopt_and_require_baseline_contradict(cli, project):
+    suite, log = logged_suite(project)
+    result = cli("check", suite, "--adopt", "--require-baseline")
+    assert result.code == 3
+    assert "--adopt and --require-baseline" in result.err
+    assert calls(log) == 0
 
 
 def test_partial_crashes_are_a_verdict_not_a_warning(cli, project):

@@ -122,7 +122,9 @@ def every_output(cli: Any, suite: Path, reports: Path, case_id: str) -> list[str
         printed.extend([result.out, result.err])
         return result
 
-    go("check", suite, "--jobs", "4", "--format", "json", "--output", reports / "adopt.json")
+    # a case that always fails keeps a first check from adopting: adopt deliberately
+    adopt = ("--set-baseline", "--format", "json", "--output", reports / "adopt.json")
+    go("check", suite, "--jobs", "4", *adopt)
     go("check", suite, "--jobs", "4", "--fresh", "--format", "json")
     go("check", suite, "--output", reports / "check.txt")
     for fmt in FORMATS:
@@ -449,7 +451,7 @@ def test_offline_check_and_rescore_make_no_request(cli, tmp_path, _isolated_root
 #
 # Between `record --label first` and `record --label second --fresh`, the endpoint must behave
 # differently while the suite stays byte-identical: editing a prompt would change the case's
-# input (the case is then `redefined`, not compared), and a second server on another port would
+# input (compared by id, but marked `input changed`), and a second server on another port would
 # change the target's host (refused without --allow-target-change). So one server instance
 # serves both records and its per-prompt counters carry the change: `[pass:5/10]` answers PASS
 # to a prompt's first five requests and FAIL to the next five, so the first record sees 5/5 and

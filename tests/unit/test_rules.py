@@ -425,23 +425,12 @@ def test_wilson_case_takes_its_worst_scorer() -> None:
     assert [s["verdict"] for s in case["scorers"]] == ["regressed", "quarantine"]
 
 
-def test_wilson_frames_added_removed_redefined() -> None:
+def test_wilson_frames_added_and_removed() -> None:
     settings = RuleSettings(rule=RuleName.WILSON)
     band = case_band(scorer_band(5, 5))
 
     assert WilsonRule().compare("c", None, band, settings)["verdict"] == "added"
     assert WilsonRule().compare("c", band, None, settings)["verdict"] == "removed"
-    other = case_band(scorer_band(5, 5), case_key="key2")
-    assert WilsonRule().compare("c", band, other, settings)["verdict"] == "redefined"
-
-
-def test_wilson_both_sides_broken_is_broken() -> None:
-    base = case_band(scorer_band(0, 5, target_errors=5), ok=0)
-    cand = case_band(scorer_band(0, 5, target_errors=5), ok=0)
-
-    case = WilsonRule().compare("c", base, cand, RuleSettings(rule=RuleName.WILSON))
-
-    assert case["verdict"] == "broken"
 
 
 def test_wilson_decide_passes_cases_through() -> None:
@@ -705,12 +694,26 @@ def test_case_frame_new_case_that_never_runs_is_broken() -> None:
     assert case_frame(None, broken)["verdict"] is Verdict.BROKEN  # type: ignore[index]
 
 
-def test_case_frame_redefined() -> None:
+def test_case_frame_joins_by_case_id_when_the_input_changed() -> None:
     frame = case_frame(
         case_band(scorer_band(5, 5), case_key="a"), case_band(scorer_band(5, 5), case_key="b")
     )
 
-    assert frame is not None and frame["verdict"] is Verdict.REDEFINED
+    assert frame is None
+
+
+@pytest.mark.parametrize("rule", list(RuleName))
+def test_an_edited_input_is_compared_on_its_numbers(rule: RuleName) -> None:
+    """An edited prompt that breaks the case is a regression, whatever the rule."""
+    base = case_band(scorer_band(5, 5), case_key="before")
+    cand = case_band(scorer_band(0, 5), case_key="after")
+    settings = RuleSettings(rule=rule)
+
+    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", base, cand, settings)], settings)
+
+    assert cases[0]["verdict"] == "regressed"
+    scorer = cases[0]["scorers"][0]
+    assert (scorer["baseline"]["k"], scorer["candidate"]["k"]) == (5, 0)
 
 
 def test_case_frame_broken_candidate() -> None:
@@ -722,15 +725,46 @@ def test_case_frame_broken_candidate() -> None:
     assert "error:exit x5" in frame["reason"]
 
 
-def test_case_frame_both_sides_all_errors_is_broken_never_unchanged() -> None:
+def test_case_frame_both_sides_without_a_valid_result_is_unchanged_not_broken() -> None:
+    """Nothing was lost: broken means the candidate lost valid results the baseline had."""
+    base = case_band(scorer_band(0, 5, target_errors=5), ok=0)
+    cand = case_band(scorer_band(0, 5, target_errors=5), ok=0)
+    cand = cand.model_copy(update={"outcomes": {"error:timeout": 3, "error:exit": 2}})
+
+    frame = case_frame(base, cand)
+
+    assert frame is not None and frame["verdict"] is Verdict.UNCHANGED
+    assert frame["reason"] == (
+        "no valid result on either side: the target failed in the baseline (error:exit x5) "
+        "and in the candidate (error:exit x2, error:timeout x3)"
+    )
+
+
+@pytest.mark.parametrize("rule", list(RuleName))
+def test_every_rule_passes_both_sides_without_a_valid_result(rule: RuleName) -> None:
     dead = case_band(scorer_band(0, 5, target_errors=5), ok=0)
+    settings = RuleSettings(rule=rule)
 
-    frame = case_frame(dead, dead)
+    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", dead, dead, settings)], settings)
 
-    assert frame is not None and frame["verdict"] is Verdict.BROKEN
-    for rule in (ExactRule(), BandRule()):
-        case = rule.compare("c", dead, dead, RuleSettings())
-        assert case["verdict"] == "broken", rule.name
+    assert cases[0]["verdict"] == "unchanged"
+    assert cases[0]["reason"].startswith("no valid result on either side")
+    assert exit_code_for(Counter([cases[0]["verdict"]]), strict=True) is ExitCode.OK
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    # the quarantine-lane table counts a crash as a fail, so a total loss is its regression
+    [(RuleName.EXACT, "broken"), (RuleName.BAND, "broken"), (RuleName.WILSON, "regressed")],
+)
+def test_every_rule_fails_a_total_loss_of_valid_results(rule: RuleName, expected: str) -> None:
+    base = case_band(scorer_band(5, 5))
+    dead = case_band(scorer_band(0, 5, target_errors=5), ok=0)
+    settings = RuleSettings(rule=rule)
+
+    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", base, dead, settings)], settings)
+
+    assert cases[0]["verdict"] == expected
 
 
 def test_case_frame_fixed() -> None:
@@ -766,6 +800,8 @@ def test_case_frame_leaves_ordinary_cases_to_the_scorers() -> None:
         ({"inconclusive": 2}, True, ExitCode.REGRESSED),
         ({"regressed": 1, "inconclusive": 2}, True, ExitCode.REGRESSED),
         ({"quarantine": 3, "invalid": 1}, False, ExitCode.OK),
+        ({"redefined": 1}, False, ExitCode.OK),
+        ({"redefined": 1, "unchanged": 3}, True, ExitCode.REGRESSED),
     ],
     ids=[
         "nothing",
@@ -778,6 +814,8 @@ def test_case_frame_leaves_ordinary_cases_to_the_scorers() -> None:
         "strict-inconclusive",
         "strict-regressed",
         "wilson-vocabulary",
+        "redefined",
+        "strict-redefined",
     ],
 )
 def test_exit_code_for(counts: dict[str, int], strict: bool, expected: ExitCode) -> None:
