@@ -9,18 +9,30 @@ import glob
 import hashlib
 import json
 import os
+import posixpath
+import stat
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from noisefloor.errors import TargetConfigError
 
-__all__ = ["GIT_LABEL", "code_fingerprint", "fingerprint_digest", "hash_file"]
+__all__ = [
+    "GIT_LABEL",
+    "CodeFingerprint",
+    "code_fingerprint",
+    "fingerprint_digest",
+    "hash_file",
+    "tracked_files",
+]
 
-#: The label of the entry that stands for the state of the enclosing git work tree.
+#: The label of the entry that stands for the tracked files of the enclosing git work tree.
 GIT_LABEL = "git:"
 
 _CHUNK = 1 << 20
+#: Paths per `git hash-object` call, well below any argument-length limit.
+_HASH_BATCH = 500
 
 
 def hash_file(path: Path | str) -> str:
@@ -95,25 +107,86 @@ def _argv_files(base_dir: Path, argv: Sequence[str], cwd: Path) -> dict[str, str
     return result
 
 
-def _git(args: list[str], cwd: str) -> bytes | None:
+def _git(args: list[str], cwd: str, stdin: bytes | None = None) -> bytes | None:
     """Output of one git command, or None when git is missing or the command fails."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False
+        )
     except OSError:
         return None
     return done.stdout if done.returncode == 0 else None
 
 
-def git_state(cwd: Path, exclude_dirs: Sequence[Path] = ()) -> str | None:
-    """A digest of the committed tree, uncommitted changes and untracked files around `cwd`.
+def _inside(path: str, prefixes: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def _id(out: bytes | None) -> str:
+    """An object id git printed, or a stand-in that still changes the digest."""
+    return out.decode().strip() if out is not None else "(unreadable)"
+
+
+def _hash_objects(top: str, paths: list[str]) -> list[str]:
+    """Blob ids of work-tree files as git would store them (its filters applied)."""
+    ids: list[str] = []
+    for start in range(0, len(paths), _HASH_BATCH):
+        batch = paths[start : start + _HASH_BATCH]
+        out = _git(["hash-object", "--", *batch], top)
+        if out is not None:
+            ids.extend(out.decode().split())
+        else:  # one of them is unreadable or just went away: find which
+            for path in batch:
+                ids.append(_id(_git(["hash-object", "--", path], top)))
+    return ids
+
+
+def _worktree_ids(top: str, changed: dict[str, str]) -> dict[str, str]:
+    """`<mode> <blob id>` of files as they are in the work tree, hashed as git would store them.
+
+    `changed` maps each path (relative to `top`) to the mode git reports for it in the work tree
+    (`000000` when it has none to give); a path that no longer exists is left out.
+    """
+    ids: dict[str, str] = {}
+    regular: list[tuple[str, str]] = []
+    for path, mode in changed.items():
+        full = os.path.join(top, path)
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            link = os.fsencode(os.readlink(full))
+            ids[path] = f"120000 {_id(_git(['hash-object', '--stdin'], top, link))}"
+        elif mode == "160000":  # a submodule checked out at another commit
+            ids[path] = f"{mode} {_id(_git(['rev-parse', 'HEAD'], full))}"
+        elif stat.S_ISREG(info.st_mode):
+            if mode == "000000":
+                mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+            regular.append((path, mode))
+    blobs = _hash_objects(top, [p for p, _ in regular])
+    for (path, mode), blob in zip(regular, blobs, strict=True):
+        ids[path] = f"{mode} {blob}"
+    return ids
+
+
+def tracked_files(cwd: Path, base_dir: Path, exclude: Sequence[Path] = ()) -> dict[str, str] | None:
+    """What each tracked file of the work tree around `cwd` holds now, by content only.
+
+    The index gives the blob ids of files as staged; files that differ from it in the work tree
+    (modified, staged or not) are hashed as git would store them, and deleted ones are left out.
+    Untracked files and commit ids play no part: committing the work tree as it is changes
+    nothing. Three or four git commands whatever the size of the tree.
 
     Args:
         cwd: A directory, possibly inside a git work tree.
-        exclude_dirs: Directories whose untracked files are left out (e.g. a store root).
+        base_dir: The directory labels are relative to (the suite's directory).
+        exclude: Files and directories that do not count (the store root, the suite file).
 
     Returns:
-        The sha256 hex digest, or None when git is missing or `cwd` is not in a work tree.
+        Label (path relative to `base_dir`, forward slashes) to `<mode> <blob id>`, sorted; None
+        when git is missing or `cwd` is not in a work tree.
     """
     top_out = _git(["rev-parse", "--show-toplevel"], str(cwd))
     if top_out is None:
@@ -121,27 +194,51 @@ def git_state(cwd: Path, exclude_dirs: Sequence[Path] = ()) -> str | None:
     top = os.fsdecode(top_out.rstrip(b"\n"))
     if not top or not os.path.isdir(top):
         return None
-    digest = hashlib.sha256()
-    tree = _git(["rev-parse", "--verify", "--quiet", "HEAD^{tree}"], top)
-    digest.update(b"tree\0" + (tree.strip() if tree is not None else b"(no commit)") + b"\0")
-    if tree is not None:
-        diff = _git(
-            ["diff", "HEAD", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"], top
+    real_top = os.path.realpath(top)
+    skipped = [
+        Path(os.path.relpath(real, real_top)).as_posix()
+        for real in (os.path.realpath(p) for p in exclude)
+        if _is_within(real, real_top)
+    ]
+    listed = _git(["ls-files", "--stage", "-z"], top)
+    changes = _git(["diff-files", "-z", "--ignore-submodules=dirty"], top)
+    if listed is None or changes is None:
+        return None
+    manifest: dict[str, str] = {}
+    for entry in listed.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        path = os.fsdecode(name)
+        if meta and not _inside(path, skipped):
+            mode, blob, _stage = meta.decode().split(" ")
+            manifest[path] = f"{mode} {blob}"  # an unmerged path is re-hashed below
+    fields = changes.split(b"\0")
+    changed: dict[str, str] = {}
+    for header, name in zip(fields[::2], fields[1::2], strict=False):
+        path = os.fsdecode(name)
+        if header and not _inside(path, skipped):
+            changed[path] = header[1:].decode().split(" ")[1]
+            manifest.pop(path, None)
+    manifest.update(_worktree_ids(top, changed))
+    base = Path(os.path.relpath(os.path.realpath(base_dir), real_top)).as_posix()
+    if base == ".":
+        return dict(sorted(manifest.items()))
+    prefix = base + "/"
+    return dict(
+        sorted(
+            (p[len(prefix) :] if p.startswith(prefix) else posixpath.relpath(p, base), v)
+            for p, v in manifest.items()
         )
-        digest.update(b"diff\0" + (diff if diff is not None else b"(diff failed)") + b"\0")
-    untracked = _git(["ls-files", "--others", "--exclude-standard", "-z"], top) or b""
-    excluded = [os.path.realpath(d) for d in exclude_dirs]
-    digest.update(b"untracked\0")
-    for name in sorted(n for n in untracked.split(b"\0") if n):
-        full = os.path.join(top, os.fsdecode(name))
-        if any(_is_within(os.path.realpath(full), d) for d in excluded):
-            continue
-        try:
-            content = hash_file(full) if os.path.isfile(full) else "(not a file)"
-        except OSError:
-            content = "(unreadable)"
-        digest.update(name + b"\0" + content.encode("ascii") + b"\0")
-    return digest.hexdigest()
+    )
+
+
+@dataclass(frozen=True)
+class CodeFingerprint:
+    """The code part of a target's version, and the manifest behind its work-tree entry."""
+
+    entries: dict[str, str]
+    """Label (relative path, or `git:` for the work tree's tracked files) to sha256, sorted."""
+    tracked: dict[str, str] | None = None
+    """The tracked files the `git:` entry digests (`tracked_files`); None without that entry."""
 
 
 def code_fingerprint(
@@ -150,36 +247,34 @@ def code_fingerprint(
     globs: Sequence[str] | None,
     argv: Sequence[str],
     cwd: Path,
-    exclude_dirs: Sequence[Path] = (),
-) -> dict[str, str]:
+    exclude: Sequence[Path] = (),
+) -> CodeFingerprint:
     """Content hashes of the code a target runs, independent of the machine it runs on.
 
     With `globs`, exactly the matching files count. Without, the files named by the argument
-    vector count, plus the state of the git work tree around `cwd` when there is one.
+    vector count, plus the tracked files of the git work tree around `cwd` when there is one.
 
     Args:
         base_dir: The directory labels are relative to (the suite's directory).
         globs: Glob patterns relative to `base_dir` (`**` allowed); None or empty for automatic.
         argv: The unrendered argument vector template; elements with placeholders are skipped.
         cwd: The directory the target runs in; relative argv elements are resolved against it.
-        exclude_dirs: Directories whose untracked files the git entry ignores (e.g. a store root
-            inside the work tree, which would otherwise change the version on every run).
+        exclude: Files and directories of the work tree that are not the target's (the store
+            root, whose committed baseline would otherwise change the version; the suite file).
 
     Returns:
-        A dict from label (relative path with forward slashes, or `git:`) to sha256 hex digest,
-        sorted by label.
+        The entries, and the tracked files behind the `git:` entry.
 
     Raises:
         TargetConfigError: A glob matches no file.
     """
     if globs:
-        result = _glob_fingerprint(base_dir, globs)
-    else:
-        result = _argv_files(base_dir, argv, cwd)
-        state = git_state(cwd, exclude_dirs)
-        if state is not None:
-            result[GIT_LABEL] = state
-    return dict(sorted(result.items()))
+        return CodeFingerprint(dict(sorted(_glob_fingerprint(base_dir, globs).items())))
+    result = _argv_files(base_dir, argv, cwd)
+    tracked = tracked_files(cwd, base_dir, exclude)
+    if tracked is not None:
+        result[GIT_LABEL] = fingerprint_digest(tracked)
+    return CodeFingerprint(dict(sorted(result.items())), tracked)
 
 
 def fingerprint_digest(fp: dict[str, str]) -> str:
