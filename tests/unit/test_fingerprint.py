@@ -217,6 +217,24 @@ def test_the_store_and_the_suite_file_do_not_count_even_when_committed(tmp_path:
     _git(repo, "commit", "-q", "-m", "the baseline")
     assert _auto(repo, exclude=exclude) == before
     assert _auto(repo) != before
+    _write(repo / "suite.yaml.orig", "a file beside the suite, tracked\n")
+    _git(repo, "add", ".")
+    assert _auto(repo, exclude=exclude) != before
+
+
+@needs_git
+def test_a_file_name_that_is_not_utf8_gets_a_readable_label(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"agent.py": "a\n"})
+    odd = os.path.join(os.fsencode(repo), b"caf\xe9.py")
+    with open(odd, "wb") as handle:
+        handle.write(b"v1\n")
+    _git(repo, "add", ".")
+    files = tracked_files(repo, repo)
+    assert files is not None and set(files) == {"agent.py", "caf\\xe9.py"}
+    before = _auto(repo)
+    with open(odd, "wb") as handle:
+        handle.write(b"v2\n")
+    assert _auto(repo) != before
 
 
 @needs_git
