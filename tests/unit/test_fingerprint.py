@@ -7,6 +7,7 @@ Git repositories are created in temporary directories with an isolated git confi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -274,3 +275,10 @@ def test_digest_is_order_independent_and_full_length() -> None:
     a = fingerprint_digest({"b": "2", "a": "1"})
     assert a == fingerprint_digest({"a": "1", "b": "2"})
     assert len(a) == 64 and a != fingerprint_digest({"a": "1", "b": "3"})
+
+
+def test_digest_keeps_the_bytes_of_earlier_versions() -> None:
+    """Stores made before keep their target versions: the digest of the sorted, compact JSON."""
+    fp = {"z.py": "1", "café/ü.py": "2", 'q"\\\n\x7f.py': "3", "\U0001f600.py": "4"}
+    data = json.dumps(fp, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert fingerprint_digest(fp) == hashlib.sha256(data.encode("utf-8")).hexdigest()
