@@ -174,7 +174,8 @@ def tracked_files(cwd: Path, base_dir: Path, exclude: Sequence[Path] = ()) -> di
     The index gives the blob ids of files as staged; files that differ from it in the work tree
     (modified, staged or not) are hashed as git would store them, and deleted ones are left out.
     Untracked files and commit ids play no part: committing the work tree as it is changes
-    nothing. Three or four git commands whatever the size of the tree.
+    nothing. Three git commands, plus one per 500 files that differ from the index (measured:
+    0.3 s for 20,000 tracked files, the time of a `git diff HEAD` of that tree).
 
     Args:
         cwd: A directory, possibly inside a git work tree.
