@@ -116,3 +116,21 @@ def test_an_edited_target_resamples_and_the_check_names_it(cli, repo, monkeypatc
     # committing the edits changes no content: the version stays the edited one
     git(repo, "commit", "-q", "-am", "the edits")
     assert check(cli, repo)["calls"] == 0
+
+
+def test_a_fresh_clone_reuses_the_committed_baseline_and_names_what_moved(
+    cli, repo, tmp_path, monkeypatch
+):
+    store = use_store(repo, "default-root", monkeypatch)
+    check(cli, repo)
+    git(repo, "add", str(store))
+    git(repo, "commit", "-q", "-m", "the baseline")
+    clone = tmp_path / "ci" / "checkout"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    monkeypatch.chdir(clone)
+    (clone / "README.md").write_text("edited in CI\n")
+    report = check(cli, clone)
+    assert report["calls"] == 4
+    assert report["target_change"]["modified"] == ["README.md"]  # from the committed manifest
+    git(clone, "checkout", "--", "README.md")
+    assert check(cli, clone)["calls"] == 0  # another place: the baseline's version and samples
