@@ -54,7 +54,10 @@ class VersionChange:
             more = f", and {total - _SHOWN} more" if total > _SHOWN else ""
             parts.append(f"{total} file(s) changed it: {'; '.join(shown)}{more}")
         parts.extend(self.reasons)
-        text = f"the target's version changed since the baseline, so no sample was reused: {'; '.join(parts)}"
+        text = (
+            "the target's version changed since the baseline (samples are reused only within "
+            f"one version): {'; '.join(parts)}"
+        )
         if self.tracked:
             text += (
                 ". Without `fingerprint:` every file git tracks is part of the target; to narrow "
