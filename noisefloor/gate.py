@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from noisefloor import __version__
@@ -19,6 +20,7 @@ from noisefloor.errors import (
     TargetConfigError,
     UsageError,
 )
+from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
@@ -33,6 +35,7 @@ from noisefloor.verdict import (
     sort_cases,
     suite_summary,
 )
+from noisefloor.version_change import version_change
 
 __all__ = [
     "RunOptions",
@@ -162,6 +165,8 @@ def run_suite(
     started = utc_now()
     with store.lock(suite.name):
         key = built.record.key
+        if built.tracked is not None:
+            store.save_manifest(built.record.fingerprint[GIT_LABEL], built.tracked)
         prior = _label_pool(store, suite.name, opts, key)
         if prior is not None:
             epoch = prior.epoch
@@ -695,12 +700,24 @@ def check_suite(
         allow_target_change=allow_target_change,
         continue_on_scorer_error=continue_on_scorer_error,
     )
+    change = version_change(base.target, result.run.target, store.load_manifest)
+    if change is not None:
+        report["target_change"] = change.as_dict()
+        report["warnings"].append(change.message(_shown(suite.path)))
     _index(store, result.run)
     stats = result.stats.merged(
         EngineStats(Counter(report["work"]["executed"]), Counter(report["work"]["up_to_date"]))
     )
     report["work"] = stats.as_dict()
     return report
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def resolve_run(store: Store, ref: str, suite: str | None = None) -> RunRecord:

@@ -75,7 +75,9 @@ class TargetRecord(_Record):
     spec: dict[str, Any]
     """The comparable spec (argv template, cwd, model...): differing specs are not compared."""
     fingerprint: dict[str, str] = {}
-    """Content hashes of the files that make up the target's code."""
+    """Content hashes of the files that make up the target's code: the files named by argv or
+    `fingerprint:` globs, and `git:`, the digest of the work tree's tracked files (listed in the
+    store's `manifests/<digest>.json`)."""
 
 
 class ImportedFrom(_Record):

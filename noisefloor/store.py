@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from noisefloor.errors import StoreError
+from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.records import BaselinePointer, RunRecord
 
 __all__ = [
@@ -36,9 +37,9 @@ _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 _GITIGNORE_HEAD = """\
 # Written by noisefloor and rewritten whenever a baseline moves: what is not ignored here is
-# what to commit (baseline pointers, the baseline runs and their samples). Everything else is
-# a cache (other runs and samples) or derived and rebuilt on demand (doit db, scores, bands,
-# verdicts, reports, ledger).
+# what to commit (baseline pointers, the baseline runs, their samples, and the lists of tracked
+# files their target versions digest). Everything else is a cache (other runs, samples and
+# manifests) or derived and rebuilt on demand (doit db, scores, bands, verdicts, reports, ledger).
 /*
 !/.gitignore
 !/baselines/
@@ -47,6 +48,8 @@ _GITIGNORE_HEAD = """\
 /runs/*/*
 !/samples/
 /samples/*/*
+!/manifests/
+/manifests/*
 *.tmp
 """
 
@@ -179,6 +182,10 @@ class Store:
             / f"{_check_name(label, 'label')}.json"
         )
 
+    def manifest_path(self, digest: str) -> Path:
+        """The list of tracked files behind a `git:` fingerprint entry, named by its digest."""
+        return self.root / "manifests" / f"{_check_name(digest, 'manifest digest')}.json"
+
     def epoch_path(self, suite: str) -> Path:
         """The current sampling epoch per target version of one suite."""
         return self.root / "epochs" / f"{_check_name(suite, 'suite name')}.json"
@@ -222,6 +229,9 @@ class Store:
                 run = self.read_model(path, RunRecord)
                 key = f"/samples/{pointer.suite}/{run.target.key}"
                 lines.append(f"!{key}/\n{key}/*\n!{key}/e{run.epoch}/\n")
+                tracked = run.target.fingerprint.get(GIT_LABEL)
+                if tracked is not None:
+                    lines.append(f"!/manifests/{tracked}.json\n")
         self.write_bytes(self.root / ".gitignore", "".join(lines).encode())
 
     def write_bytes(self, path: Path, data: bytes) -> None:
@@ -409,6 +419,30 @@ class Store:
             )
         suite = paths[0].parent.name
         return self.load_run(suite, self.label_runs(suite, label)[-1])
+
+    def save_manifest(self, digest: str, files: dict[str, str]) -> None:
+        """Keep the tracked files a fingerprint digests, once: its name is its content's hash.
+
+        Baseline runs' manifests are committed with them (a line per file, so that git stores
+        the next baseline's as a small delta), so a check anywhere can say which files moved
+        the target's version.
+        """
+        path = self.manifest_path(digest)
+        if not path.exists():
+            self.write_json(path, files)
+
+    def load_manifest(self, digest: str) -> dict[str, str] | None:
+        """The tracked files behind a fingerprint digest, or None when the store lacks them."""
+        path = self.manifest_path(digest)
+        if not path.exists():
+            return None
+        data = self.read_json(path)
+        if not isinstance(data, dict):
+            raise StoreError(
+                f"corrupt file {self._show(path)}: not a JSON object",
+                hint="delete it; the next run of that target version writes it again",
+            )
+        return {str(k): str(v) for k, v in data.items()}
 
     def epoch(self, suite: str, target_key: str) -> int:
         """The current sampling epoch of a target version (0 until `--fresh` bumps it)."""

@@ -203,6 +203,8 @@ class Suite:
     cases: tuple[Case, ...]
     redact: tuple[str, ...] = ()
     lines: dict[str, int] = field(default_factory=dict)
+    cases_path: Path | None = None
+    """The `cases_file` the cases came from, if any."""
 
     @property
     def base_dir(self) -> Path:
@@ -660,6 +662,7 @@ def _validate(
         defaults=spec.defaults,
         cases=tuple(cases),
         redact=tuple(spec.redact),
+        cases_path=(path.parent / spec.cases_file).absolute() if spec.cases_file else None,
     )
 
 

@@ -30,6 +30,8 @@ class BuiltTarget:
     target: Target
     record: TargetRecord
     secrets: list[str]
+    tracked: dict[str, str] | None = None
+    """The tracked files behind the record's `git:` fingerprint entry, kept in the store."""
 
 
 def secret_values(env: dict[str, str]) -> list[str]:
@@ -65,20 +67,21 @@ def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
         "output": spec.output,
         "max_output_bytes": spec.max_output_bytes,
     }
-    # the store's own files must not count as uncommitted changes of the target's code
-    fingerprint = code_fingerprint(
+    # neither the store (a committed baseline included) nor the suite's own files are the
+    # target: what the suite says about the target is in the spec and settings already
+    code = code_fingerprint(
         base_dir=suite.base_dir,
         globs=spec.fingerprint,
         argv=spec.command,
         cwd=cwd,
-        exclude_dirs=[store_root] if store_root else [],
+        exclude=[p for p in (store_root, suite.path, suite.cases_path) if p is not None],
     )
     key = short_hash(
         {
             "kind": "command",
             "spec": comparable,
             "settings": settings,
-            "code": fingerprint_digest(fingerprint),
+            "code": fingerprint_digest(code.entries),
         }
     )
     target = CommandTarget(
@@ -91,8 +94,8 @@ def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
         key=key,
         spec=comparable,
     )
-    record = TargetRecord(kind="command", key=key, spec=comparable, fingerprint=fingerprint)
-    return BuiltTarget(target, record, secret_values(spec.env))
+    record = TargetRecord(kind="command", key=key, spec=comparable, fingerprint=code.entries)
+    return BuiltTarget(target, record, secret_values(spec.env), code.tracked)
 
 
 def _build_http(suite: Suite) -> BuiltTarget:

@@ -1,4 +1,5 @@
-"""Code fingerprints: globs, argv files and git state, all labelled without absolute paths.
+"""Code fingerprints: globs, argv files and a git work tree's tracked files, all labelled without
+absolute paths.
 
 Git repositories are created in temporary directories with an isolated git configuration.
 """
@@ -6,15 +7,17 @@ Git repositories are created in temporary directories with an isolated git confi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.fingerprint import GIT_LABEL, code_fingerprint, fingerprint_digest
+from noisefloor.fingerprint import GIT_LABEL, code_fingerprint, fingerprint_digest, tracked_files
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -33,7 +36,7 @@ def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def _git(repo: Path, *args: str) -> None:
+def _git(repo: Path, *args: str) -> str:
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "t",
@@ -41,7 +44,8 @@ def _git(repo: Path, *args: str) -> None:
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.com",
     }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    done = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    return done.stdout.decode()
 
 
 def _write(path: Path, text: str) -> Path:
@@ -50,8 +54,19 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _auto(repo: Path, argv: list[str] | None = None) -> dict[str, str]:
-    return code_fingerprint(base_dir=repo, globs=None, argv=argv or ["python"], cwd=repo)
+def _auto(repo: Path, argv: list[str] | None = None, **kw: Any) -> dict[str, str]:
+    fp = code_fingerprint(base_dir=repo, globs=None, argv=argv or ["python"], cwd=repo, **kw)
+    return fp.entries
+
+
+def _repo(path: Path, files: dict[str, str]) -> Path:
+    """A repository with `files` committed."""
+    for name, text in files.items():
+        _write(path / name, text)
+    _git(path, "init", "-q")
+    _git(path, "add", ".")
+    _git(path, "commit", "-q", "-m", "one")
+    return path
 
 
 def test_globs_hash_matching_files_sorted_and_relative(tmp_path: Path) -> None:
@@ -62,7 +77,7 @@ def test_globs_hash_matching_files_sorted_and_relative(tmp_path: Path) -> None:
     (tmp_path / "agent" / "pkg.py").mkdir()  # a directory that matches is skipped
     fp = code_fingerprint(
         base_dir=tmp_path, globs=["agent/**/*.py", "prompt.md"], argv=[], cwd=tmp_path
-    )
+    ).entries
     assert fp == {
         "agent/main.py": _sha(b"print(1)\n"),
         "agent/sub/tool.py": _sha(b"x = 2\n"),
@@ -83,7 +98,7 @@ def test_argv_files_are_detected_relative_to_cwd(tmp_path: Path) -> None:
     _write(tmp_path / "bin" / "agent.py", "A\n")
     _write(tmp_path / "conf.yaml", "c: 1\n")
     argv = ["python", "agent.py", "--config", "../conf.yaml", "{{input}}", "missing.py", "."]
-    fp = code_fingerprint(base_dir=tmp_path, globs=None, argv=argv, cwd=tmp_path / "bin")
+    fp = code_fingerprint(base_dir=tmp_path, globs=None, argv=argv, cwd=tmp_path / "bin").entries
     assert fp == {"bin/agent.py": _sha(b"A\n"), "conf.yaml": _sha(b"c: 1\n")}
 
 
@@ -92,7 +107,7 @@ def test_argv_file_outside_base_dir_keeps_the_element_as_written(tmp_path: Path)
     base = tmp_path / "suite"
     base.mkdir()
     fp = code_fingerprint(base_dir=base, globs=None, argv=["../shared/lib.py"], cwd=base)
-    assert fp == {"../shared/lib.py": _sha(b"L\n")}
+    assert fp.entries == {"../shared/lib.py": _sha(b"L\n")}
 
 
 def test_no_git_entry_outside_a_repository_or_without_git(
@@ -105,63 +120,132 @@ def test_no_git_entry_outside_a_repository_or_without_git(
 
 
 @needs_git
-def test_git_tree_uncommitted_change_and_untracked_file_change_the_digest(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _write(repo / "agent.py", "v1\n")
-    _write(repo / ".gitignore", "ignored/\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "one")
+def test_tracked_content_counts_whether_committed_staged_or_not(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"agent.py": "v1\n", "lib/a b.py": "x\n", "-dash.py": "d\n"})
     first = _auto(repo)
     assert set(first) == {GIT_LABEL}
     assert _auto(repo) == first  # stable
 
     _write(repo / "agent.py", "v2\n")
-    uncommitted = _auto(repo)
-    assert uncommitted != first
-
+    _write(repo / "lib" / "a b.py", "y\n")
+    _write(repo / "-dash.py", "e\n")
+    edited = _auto(repo)
+    assert edited != first
+    _git(repo, "add", "agent.py")
+    assert _auto(repo) == edited  # staged or not, the same content
     _git(repo, "commit", "-q", "-am", "two")
-    committed = _auto(repo)
-    assert committed not in (first, uncommitted)
+    assert _auto(repo) == edited  # a commit of what is in the work tree changes nothing
 
-    _write(repo / "helper.py", "new\n")
-    untracked = _auto(repo)
-    assert untracked != committed
-    _write(repo / "helper.py", "newer\n")
-    assert _auto(repo) != untracked  # untracked content counts, not just the name
+    for name, text in (("agent.py", "v1\n"), ("lib/a b.py", "x\n"), ("-dash.py", "d\n")):
+        _write(repo / name, text)
+    _git(repo, "commit", "-q", "-am", "three")
+    assert _auto(repo) == first  # content, not commit ids
 
-    before_ignored = _auto(repo)
+
+@needs_git
+def test_untracked_and_ignored_files_count_only_when_argv_names_them(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"agent.py": "a\n", ".gitignore": "ignored/\n"})
+    before = _auto(repo, ["python", "agent.py", "helper.py"])
+    _write(repo / "NOTES.md", "what I tried\n")
     _write(repo / "ignored" / "cache.bin", "noise\n")
-    assert _auto(repo) == before_ignored
+    assert _auto(repo, ["python", "agent.py", "helper.py"]) == before
+    _write(repo / "helper.py", "h\n")
+    named = _auto(repo, ["python", "agent.py", "helper.py"])
+    assert named == {**before, "helper.py": _sha(b"h\n")}
 
 
 @needs_git
-def test_git_state_covers_the_whole_work_tree_from_a_subdirectory(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    _write(repo / "sub" / "run.py", "r\n")
-    _git(repo, "init", "-q")
+def test_a_deleted_tracked_file_or_a_new_mode_counts(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"agent.py": "a\n", "old.py": "o\n"})
+    first = _auto(repo)
+    (repo / "old.py").unlink()
+    deleted = _auto(repo)
+    assert deleted != first
+    _git(repo, "rm", "-q", "old.py")
+    assert _auto(repo) == deleted
+    (repo / "agent.py").chmod(0o755)
+    assert _auto(repo) not in (first, deleted)
+
+
+@needs_git
+def test_a_stale_index_does_not_change_the_version(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"agent.py": "a\n"})
+    first = _auto(repo)
+    later = (repo / "agent.py").stat().st_mtime + 100
+    os.utime(repo / "agent.py", (later, later))  # git sees it as possibly modified
+    assert "agent.py" in _git(repo, "diff-files", "--name-only")
+    assert _auto(repo) == first
+
+
+@needs_git
+def test_tracked_files_are_blob_ids_labelled_from_the_suite_directory(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"suite/agent.py": "a\n", "lib/util.py": "u\n"})
+    (repo / "suite" / "link.py").symlink_to("agent.py")
     _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "one")
+    _write(repo / "lib" / "util.py", "edited\n")
+    (repo / "suite" / "link.py").unlink()
+    (repo / "suite" / "link.py").symlink_to("../lib/util.py")
+
+    def blob(*args: str, data: bytes | None = None) -> str:
+        done = subprocess.run(
+            ["git", "hash-object", *args], cwd=repo, input=data, check=True, capture_output=True
+        )
+        return done.stdout.decode().strip()
+
+    files = tracked_files(repo / "suite", repo / "suite")
+    assert files == {
+        "../lib/util.py": f"100644 {blob('lib/util.py')}",
+        "agent.py": f"100644 {blob('suite/agent.py')}",
+        "link.py": f"120000 {blob('--stdin', data=b'../lib/util.py')}",
+    }
+    code = code_fingerprint(base_dir=repo / "suite", globs=None, argv=[], cwd=repo / "suite")
+    assert code.tracked == files
+    assert code.entries == {GIT_LABEL: fingerprint_digest(files)}
+
+
+@needs_git
+def test_the_store_and_the_suite_file_do_not_count_even_when_committed(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path / "repo",
+        {"agent.py": "a\n", "suite.yaml": "name: s\n", ".noisefloor/baselines/s.json": "{}"},
+    )
+    exclude = [repo / ".noisefloor", repo / "suite.yaml"]
+    before = _auto(repo, exclude=exclude)
+    _write(repo / ".noisefloor" / "baselines" / "s.json", '{"moved": 1}')
+    _write(repo / ".noisefloor" / "runs" / "r1.json", "{}")
+    _write(repo / "suite.yaml", "name: s\ncases: []\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "the baseline")
+    assert _auto(repo, exclude=exclude) == before
+    assert _auto(repo) != before
+    _write(repo / "suite.yaml.orig", "a file beside the suite, tracked\n")
+    _git(repo, "add", ".")
+    assert _auto(repo, exclude=exclude) != before
+
+
+@needs_git
+def test_a_file_name_that_is_not_utf8_gets_a_readable_label(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"agent.py": "a\n"})
+    odd = os.path.join(os.fsencode(repo), b"caf\xe9.py")
+    with open(odd, "wb") as handle:
+        handle.write(b"v1\n")
+    _git(repo, "add", ".")
+    files = tracked_files(repo, repo)
+    assert files is not None and set(files) == {"agent.py", "caf\\xe9.py"}
+    before = _auto(repo)
+    with open(odd, "wb") as handle:
+        handle.write(b"v2\n")
+    assert _auto(repo) != before
+
+
+@needs_git
+def test_the_whole_work_tree_counts_from_a_subdirectory(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"sub/run.py": "r\n", "other/lib.py": "l\n"})
     before = code_fingerprint(base_dir=repo, globs=None, argv=["run.py"], cwd=repo / "sub")
-    assert set(before) == {"sub/run.py", GIT_LABEL}
-    _write(repo / "other" / "untracked.py", "u\n")
+    assert set(before.entries) == {"sub/run.py", GIT_LABEL}
+    _write(repo / "other" / "lib.py", "changed\n")
     after = code_fingerprint(base_dir=repo, globs=None, argv=["run.py"], cwd=repo / "sub")
-    assert after[GIT_LABEL] != before[GIT_LABEL]
-
-
-@needs_git
-def test_excluded_directories_do_not_count_as_untracked(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    _write(repo / "agent.py", "a\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "one")
-    store = repo / ".noisefloor"
-    args = {"base_dir": repo, "globs": None, "argv": [], "cwd": repo, "exclude_dirs": [store]}
-    before = code_fingerprint(**args)  # type: ignore[arg-type]
-    _write(store / "runs" / "r1.json", "{}")
-    assert code_fingerprint(**args) == before  # type: ignore[arg-type]
+    assert after.entries[GIT_LABEL] != before.entries[GIT_LABEL]
 
 
 @needs_git
@@ -176,7 +260,7 @@ def test_fingerprint_is_machine_independent(tmp_path: Path) -> None:
         _git(repo, "commit", "-q", "-m", f"from {name}")
         _write(repo / "wip.py", "w\n")
         auto = _auto(repo, ["python", "agent.py", str(repo / "lib" / "util.py")])
-        globbed = code_fingerprint(base_dir=repo, globs=["**/*.py"], argv=[], cwd=repo)
+        globbed = code_fingerprint(base_dir=repo, globs=["**/*.py"], argv=[], cwd=repo).entries
         for fp in (auto, globbed):
             for label in fp:
                 assert not os.path.isabs(label)
@@ -191,3 +275,10 @@ def test_digest_is_order_independent_and_full_length() -> None:
     a = fingerprint_digest({"b": "2", "a": "1"})
     assert a == fingerprint_digest({"a": "1", "b": "2"})
     assert len(a) == 64 and a != fingerprint_digest({"a": "1", "b": "3"})
+
+
+def test_digest_keeps_the_bytes_of_earlier_versions() -> None:
+    """Stores made before keep their target versions: the digest of the sorted, compact JSON."""
+    fp = {"z.py": "1", "café/ü.py": "2", 'q"\\\n\x7f.py': "3", "\U0001f600.py": "4"}
+    data = json.dumps(fp, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert fingerprint_digest(fp) == hashlib.sha256(data.encode("utf-8")).hexdigest()

@@ -304,6 +304,30 @@ def test_gitignore_keeps_the_baseline_run_and_its_samples(store: Store) -> None:
     assert ignored(store, "doit.sqlite")
 
 
+def test_gitignore_keeps_the_baseline_manifest_only(store: Store) -> None:
+    baseline, other = run_record("s", "20250101-aa"), run_record("s", "20250102-bb")
+    baseline.target.fingerprint = {"git:": "a" * 64}
+    other.target = TargetRecord(kind="command", key="t2", spec={}, fingerprint={"git:": "b" * 64})
+    for run in (baseline, other):
+        store.save_run(run)
+        store.save_manifest(run.target.fingerprint["git:"], {"agent.py": "100644 0"})
+
+    store.set_baseline("s", baseline.run_id)
+
+    assert not ignored(store, store.rel(store.manifest_path("a" * 64)))
+    assert ignored(store, store.rel(store.manifest_path("b" * 64)))
+
+
+def test_a_manifest_is_written_once_and_read_back(store: Store) -> None:
+    assert store.load_manifest("c" * 64) is None
+    store.save_manifest("c" * 64, {"b.py": "100644 2", "a.py": "100755 1"})
+    store.save_manifest("c" * 64, {"changed": "is not written"})
+    assert store.load_manifest("c" * 64) == {"a.py": "100755 1", "b.py": "100644 2"}
+    store.manifest_path("c" * 64).write_text("[]")
+    with pytest.raises(StoreError, match="not a JSON object"):
+        store.load_manifest("c" * 64)
+
+
 def test_ensure_keeps_an_edited_gitignore(store: Store) -> None:
     store.root.mkdir(parents=True)
     (store.root / ".gitignore").write_text("mine\n", encoding="utf-8")
