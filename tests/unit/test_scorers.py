@@ -258,6 +258,13 @@ def test_json_valid_agrees_with_json_loads_on_text(text: str) -> None:
         ('{"b": 1}', 1, False, "nothing at a"),
         ('{"a": [1, 1]}', 1, False, "2 values at a"),
         ("a: 1", 1, False, "not_json"),
+        ('{"a": -9223372036854775809}', -9223372036854775809, True, "found -9.223372036854776e+18"),
+        (
+            '{"a": 18446744073709551615}',
+            18446744073709551614,
+            False,
+            "found 18446744073709551615, expected 18446744073709551614",
+        ),
     ],
     ids=[
         "int",
@@ -271,6 +278,8 @@ def test_json_valid_agrees_with_json_loads_on_text(text: str) -> None:
         "missing",
         "several-values",
         "not-json",
+        "int-past-64-bits-read-as-float",
+        "largest-exact-int",
     ],
 )
 def test_json_path_equals(text: str, value: Any, passed: bool, detail: str) -> None:
