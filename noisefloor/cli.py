@@ -607,12 +607,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {exc.format_message()}", file=sys.stderr)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, _Terminated)
         print(
-            "error: interrupted; every finished sample is kept and the next run resumes",
+            f"error: interrupted ({'SIGTERM' if terminated else 'Ctrl-C'}); every finished sample is "
+            "kept and the next run resumes",
             file=sys.stderr,
         )
-        return int(ExitCode.HARNESS)
+        return int(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
     except Exception as exc:  # an internal error: one clear line, the traceback only with --debug
         if debug:
             raise
@@ -623,8 +625,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.HARNESS)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM: stops like Ctrl-C, and exits 143 instead of 130."""
+
+
 def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise _Terminated
 
 
 def console_main() -> int:
