@@ -65,7 +65,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-def _run_options(parser: argparse.ArgumentParser) -> None:
+def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
     parser.add_argument("suite", type=Path, help="the suite file (YAML)")
     parser.add_argument(
         "--repeats", type=_positive, metavar="N", help="repeats per case (overrides the suite)"
@@ -80,7 +80,9 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )
-    parser.add_argument("--label", metavar="NAME", help="name this run (see `compare`)")
+    parser.add_argument(
+        "--label", metavar="NAME", required=label_required, help="name this run (see `compare`)"
+    )
     parser.add_argument(
         "--set-baseline", action="store_true", help="make this run the suite's baseline"
     )
@@ -194,11 +196,23 @@ def _settings(args: argparse.Namespace, suite: Any = None) -> Any:
     )
 
 
+_EXIT_CODES = """exit codes:
+  0    nothing regressed
+  1    a case regressed (with --strict, also an inconclusive one)
+  2    a case is broken: the target no longer produces valid results
+  3    the harness, its configuration or its invocation is wrong
+  130  interrupted by Ctrl-C (SIGINT); finished samples are kept
+  143  stopped by SIGTERM; finished samples are kept
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = _Parser(
         prog="noisefloor",
         description="A regression gate for programs that don't give the same answer twice.",
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"noisefloor {__version__}")
     _global_options(parser, top=True)
@@ -251,8 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("scorers", "the table of scorers")
     p = command("schema", "the JSON Schema of suite files")
     p = command("record", "the quarantine-lane `record`: run a suite and label the run")
-    _run_options(p)
-    p.set_defaults(label_required=True)
+    _run_options(p, label_required=True)
     p = command("compare", "the quarantine-lane `compare`: two labelled runs (default rule wilson)")
     p.add_argument("--baseline", required=True, metavar="LABEL", help="label of the baseline run")
     p.add_argument("--current", required=True, metavar="LABEL", help="label of the current run")
@@ -395,8 +408,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from noisefloor.gate import run_suite
     from noisefloor.report import render_run
 
-    if getattr(args, "label_required", False) and not args.label:
-        raise UsageError("record needs --label NAME")
     result = _sample(args, run_suite)
     fmt = getattr(args, "format", "terminal")
     _emit(render_run(_run_summary(result), fmt), args)
