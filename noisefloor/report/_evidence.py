@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["counts_line", "evidence_line", "side_text"]
+__all__ = ["calls_text", "counts_line", "evidence_line", "side_text"]
 
 
 def _num(x: Any) -> str:
@@ -72,3 +72,18 @@ def counts_line(counts: dict[str, int]) -> str:
     order = {v.value: i for i, v in enumerate(SEVERITY)}
     items = sorted(counts.items(), key=lambda kv: order.get(kv[0], 99))
     return ", ".join(f"{n} {v}" for v, n in items) or "no cases"
+
+
+def calls_text(report: dict[str, Any]) -> str:
+    """The target calls this command made, then what the compared runs took when they were made.
+
+    `diff` and `compare` call nothing: their stored runs' calls are a cost paid earlier.
+    """
+    text = f"{report.get('calls', 0)} target calls"
+    runs = report.get("runs") or {}
+    if "baseline" in runs and "candidate" in runs:
+        text += (
+            f" (runs' own calls: baseline {runs['baseline']['calls']}, "
+            f"candidate {runs['candidate']['calls']})"
+        )
+    return text

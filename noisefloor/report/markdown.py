@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.report._evidence import counts_line, evidence_line, side_text
+from noisefloor.report._evidence import calls_text, counts_line, evidence_line, side_text
 
 __all__ = ["render"]
 
@@ -24,7 +24,7 @@ def render(report: dict[str, Any]) -> str:
     out = [f"### noisefloor: {report['suite']}, {title}", ""]
     out.append(
         f"**{counts_line(report['counts'])}**, rule `{report['rule']}`, "
-        f"{report.get('calls', 0)} target calls, exit {report['exit_code']}"
+        f"{calls_text(report)}, exit {report['exit_code']}"
     )
     rule = report.get("rule_summary") or {}
     if rule.get("thresholds"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.report._evidence import counts_line, evidence_line, side_text
+from noisefloor.report._evidence import calls_text, counts_line, evidence_line, side_text
 
 __all__ = ["render", "render_run"]
 
@@ -35,7 +35,7 @@ def _suite_line(report: dict[str, Any]) -> list[str]:
         parts.append(f"alpha {settings.get('alpha')} family-wise")
         k = rule.get("K", {})
         parts.append(f"K={k.get('regress')} (thresh {rule.get('thresholds', {}).get('regress')})")
-    parts.append(f"calls made {report.get('calls', 0)}")
+    parts.append(calls_text(report))
     lines = ["  " + counts_line(report["counts"]) + "  |  " + ", ".join(parts)]
     summary = report.get("suite_summary") or {}
     if summary.get("cases"):

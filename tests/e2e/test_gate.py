@@ -254,3 +254,21 @@ def test_rescore_names_a_run_by_id_prefix_or_label(cli, project):
         assert result.json()["run"]["rescored_from"] == expected
     assert calls(log) == 10
     assert cli("rescore", suite, "nope").code == 3
+
+
+def test_diff_and_compare_report_zero_target_calls(cli, project):
+    suite, log = logged_suite(project)
+    cli("record", suite, "--label", "before")
+    cli("record", suite, "--label", "after", "--fresh")
+    cli("baseline", "set", "before")
+    assert calls(log) == 20
+    for args in (("diff",), ("compare", "--baseline", "before", "--current", "after")):
+        result = cli(*args)
+        text = result.out
+        assert "0 target calls" in text and "calls made" not in text, result.err
+        assert "runs' own calls: baseline 10, candidate 10" in text
+        assert cli(*args, "--format", "json").json()["calls"] == 0
+        assert "0 target calls" in cli(*args, "--format", "markdown").out
+    assert calls(log) == 20
+    checked = cli("check", suite, "--fresh", "--format", "json").json()
+    assert checked["calls"] == 10 == calls(log) - 20
