@@ -259,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("run", help="run id or label")
     q = bsub.add_parser("show", help="list every suite's baseline")
     _global_options(q, top=False)
+    p = command("runs", "the stored runs, newest first: ids, labels, target versions, baselines")
+    p.add_argument("suite", nargs="?", help="only runs of this suite (its name or its file)")
+    p.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
+    )
     p = command("show", "the stored outputs of a run, stderr included")
     p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument("--case", metavar="ID", help="only this case")
@@ -490,6 +495,24 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs(args: argparse.Namespace) -> int:
+    from noisefloor.report.runs import render_runs, run_rows
+
+    suite = args.suite
+    if suite is not None and os.path.isfile(suite):
+        from noisefloor.suite import load_suite
+
+        suite = load_suite(Path(suite)).name
+    rows = run_rows(_store(args, read_only=True), suite)
+    if args.format == "json":
+        from noisefloor.report.json import render
+
+        _emit(render(rows), args)
+    else:
+        _emit(render_runs(rows), args)
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from noisefloor.gate import resolve_run
     from noisefloor.report.show import render_show
@@ -591,6 +614,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "diff": cmd_diff,
     "compare": cmd_compare,
     "baseline": cmd_baseline,
+    "runs": cmd_runs,
     "show": cmd_show,
     "scorers": cmd_scorers,
     "schema": cmd_schema,

@@ -272,3 +272,38 @@ def test_diff_and_compare_report_zero_target_calls(cli, project):
     assert calls(log) == 20
     checked = cli("check", suite, "--fresh", "--format", "json").json()
     assert checked["calls"] == 10 == calls(log) - 20
+
+
+def test_runs_lists_runs_newest_first_with_label_and_baseline(cli, project):
+    suite, _ = logged_suite(project)
+    first = cli("run", suite, "--format", "json").json()["run"]["run_id"]
+    labelled = cli("run", suite, "--label", "nightly", "--format", "json").json()["run"]
+    newest = cli("run", suite, "--repeats", "7", "--format", "json").json()["run"]["run_id"]
+    assert cli("baseline", "set", "nightly").code == 0
+    other_dir = project / "other"
+    other_dir.mkdir()
+    (other_dir / "fake_target.py").write_bytes((project / "fake_target.py").read_bytes())
+    other = cli("run", fake_suite(other_dir, CASES, name="other", repeats=2), "--format", "json")
+    other_id = other.json()["run"]["run_id"]
+
+    listed = cli("runs", "fake")
+    assert listed.code == 0, listed.err
+    lines = [line for line in listed.out.splitlines() if "-fake" in line]
+    assert [line[2:].split()[0] for line in lines] == [newest, labelled["run_id"], first]
+    assert lines[1].startswith("*") and not lines[0].startswith("*")
+    assert "nightly" in lines[1] and "nightly" not in lines[0] + lines[2]
+    # calls (2 new repeats for each of 2 cases), repeats, cases
+    assert lines[0].split()[-3:] == ["4", "7", "2"]
+    assert other_id not in listed.out
+
+    rows = cli("runs", "--format", "json").json()
+    assert [r["run_id"] for r in rows] == [other_id, newest, labelled["run_id"], first]
+    row = rows[2]
+    assert row["suite"] == "fake" and row["label"] == "nightly" and row["baseline"] is True
+    assert row["calls"] == 0  # its samples were cached
+    assert row["repeats"] == 5 and row["cases"] == 2
+    assert row["target_key"] and row["started_at"]
+    assert [r["baseline"] for r in rows] == [False, False, True, False]
+
+    missing = cli("runs", "nope")
+    assert missing.code == 3 and "no runs of suite 'nope'" in missing.err
