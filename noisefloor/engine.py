@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor.errors import NoisefloorError, StoreError
-from noisefloor.records import CaseBand, CaseRecord, ScoreFile, ScorerUse
+from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
 from noisefloor.scoring import band_case, score_case, scorer_config
 from noisefloor.store import Store, has_sample, short_hash
@@ -104,7 +104,8 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
     scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
-    store.write_bytes(Path(out), _dump(band_case(case.case_id, case.case_key, scores)))
+    band = band_case(case.case_id, case.case_key, scores, _sample_paths(store, case))
+    store.write_bytes(Path(out), _dump(band))
     return True
 
 
@@ -209,7 +210,8 @@ def band_tasks(
                     "verbosity": 0,
                 }
             )
-        labels = short_hash([use.label for use in uses], 8)
+        # the band format's version is in the name: a band of another format is built anew
+        labels = short_hash([BAND_VERSION, *(use.label for use in uses)], 8)
         band = f"{bands_root}{case.case_id}@{sset}-{labels}.json"
         bands[case.case_id] = Path(band)
         tasks.append(

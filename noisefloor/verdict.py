@@ -142,6 +142,8 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
     }
     if band.details:
         out["details"] = band.details
+    if band.example is not None:
+        out["example"] = band.example.model_dump(mode="json")
     if band.kind == "continuous":
         values = band.values
         out["values"] = [_round(v) for v in values]

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.report._evidence import calls_text, counts_line, evidence_line, side_text
+from noisefloor.report._evidence import (
+    calls_text,
+    counts_line,
+    evidence_line,
+    quoted_examples,
+    side_text,
+)
 
 __all__ = ["render", "render_run"]
 
@@ -59,7 +65,7 @@ def render(report: dict[str, Any]) -> str:
         flaky = case.get("flaky")
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
         lines.append(f"  {mark:>12}  {case['case_id']}  {case['reason']}{tag}")
-        for s in case["scorers"]:
+        for s, example in zip(case["scorers"], quoted_examples(case), strict=True):
             # one line per scorer: its own verdict only where it differs from the case's
             verdict = "" if s["verdict"] in (case["verdict"], "unchanged") else f" [{s['verdict']}]"
             evidence = evidence_line(s.get("evidence") or {})
@@ -67,6 +73,8 @@ def render(report: dict[str, Any]) -> str:
                 f"  {'':>12}    {s['key']}{verdict}: {side_text(s['baseline'])} -> "
                 f"{side_text(s['candidate'])}" + (f"; {evidence}" if evidence else "")
             )
+            if example is not None:
+                lines.append(f"  {'':>12}      {example}")
     for warning in report.get("warnings", []):
         lines.append(f"warning: {warning}")
     lines.append(f"exit {report['exit_code']}")

@@ -307,3 +307,41 @@ def test_runs_lists_runs_newest_first_with_label_and_baseline(cli, project):
 
     missing = cli("runs", "nope")
     assert missing.code == 3 and "no runs of suite 'nope'" in missing.err
+
+
+def test_a_regressed_scorer_shows_one_failing_output_of_the_candidate(cli, project):
+    suite, _ = logged_suite(project, cases=[answer_case("beta")])
+    assert cli("check", suite).code == 0
+    long_answer = "Lyon, " + "and more " * 30
+    suite, _ = logged_suite(
+        project, cases=[answer_case("beta")], env={"NOISEFLOOR_FAKE_ANSWER": long_answer}
+    )
+    result = cli("check", suite)
+    assert result.code == 1, result.out
+    lines = result.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("1:contains"))
+    shown = lines[at + 1].strip()
+    assert shown.startswith('r0: {"answer": "Lyon, and more'), shown
+    assert shown.endswith("... ('Paris' not found at answer)"), shown
+    assert len(shown) < 180
+    assert "r0:" not in lines[at - 1]  # json_valid still passes: no example under it
+
+    example = cli("diff", "--format", "json").json()["cases"][0]["scorers"][1]["candidate"]
+    assert example["example"]["repeat"] == 0
+    assert example["example"]["detail"] == "'Paris' not found at answer"
+    assert example["example"]["output"].startswith('{"answer": "Lyon, and more')
+    assert example["example"]["output"].endswith("...")
+
+
+def test_a_broken_case_shows_what_the_target_said_on_stderr(cli, project):
+    suite, _ = logged_suite(project, cases=[answer_case("beta")])
+    assert cli("check", suite).code == 0
+    suite, _ = logged_suite(
+        project, cases=[answer_case("beta")], env={"NOISEFLOOR_FAKE_EXIT_CODE": "3"}
+    )
+    result = cli("check", suite)
+    assert result.code == 2
+    shown = [line.strip() for line in result.out.splitlines() if line.strip().startswith("r0:")]
+    assert len(shown) == 1, result.out  # once per case, not once per scorer
+    assert "stderr: exiting with 3 on request" in shown[0]
+    assert "error:exit" in shown[0]
