@@ -161,9 +161,12 @@ def band_tasks(
     suite: str,
     cases: Sequence[CaseRecord],
     scorers: dict[str, list[ScorerUse]],
-    sample_action: Callable[[CaseRecord], object] | None = None,
+    sample_action: Callable[[CaseRecord, int], object] | None = None,
 ) -> SideBands:
     """Score and band tasks for the cases of one run (and sample tasks, given an action).
+
+    A sample task takes one repeat of one case (`sample_action(case, repeat)`), and is done
+    exactly when that sample file is on disk with content, whatever doit's database says.
 
     `scorers` maps case id to the scorers to apply (the candidate's, so that both sides of a
     comparison are scored alike). A score file's path holds everything it depends on: the
@@ -183,17 +186,23 @@ def band_tasks(
     for case in cases:
         _check_case_id(case.case_id)
         sset = sset_id(case)
-        sample_task = f"sample:{suite}:{case.case_id}@{sset}"
+        sample_tasks = []
         if sample_action is not None:
-            tasks.append(
-                {
-                    "name": sample_task,
-                    "targets": [str(p) for p in _sample_paths(store, case)],
-                    "uptodate": [True],
-                    "actions": [(sample_action, [case])],
-                    "verbosity": 0,
-                }
-            )
+            prefix = os.path.join(store.abs(case.sample_dir), "r")
+            for repeat in range(case.repeats):
+                path = f"{prefix}{repeat}.json"
+                sample_tasks.append(f"sample:{suite}:{case.case_id}@{sset}:r{repeat}")
+                # a bool, not a callable: doit inspects a callable's signature once per task,
+                # and tasks are loaded right before their status is checked
+                tasks.append(
+                    {
+                        "name": sample_tasks[-1],
+                        "targets": [path],
+                        "uptodate": [has_sample(path)],
+                        "actions": [(sample_action, [case, repeat])],
+                        "verbosity": 0,
+                    }
+                )
         uses = scorers.get(case.case_id, case.scorers)
         score_paths = []
         for use in uses:
@@ -205,7 +214,7 @@ def band_tasks(
                     "name": f"score:{suite}:{case.case_id}:{use.label}@{sset}-{key}",
                     "targets": [out],
                     "uptodate": [True],
-                    "task_dep": [sample_task] if sample_action is not None else [],
+                    "task_dep": sample_tasks,
                     "actions": [(_score_action, [store, case, use, out])],
                     "verbosity": 0,
                 }

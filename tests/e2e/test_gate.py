@@ -240,7 +240,10 @@ def test_dodo_lists_the_gate_and_the_pipeline():
         check=True,
     ).stdout
     assert "check:quickstart" in out
-    assert "pipeline:sample:gate-quickstart:capital-of-france@" in out
+    # one sample task per case-repeat (the suite takes 5 repeats)
+    samples = [line.split()[0] for line in out.splitlines() if "capital-of-france@" in line]
+    samples = [name for name in samples if name.startswith("pipeline:sample:")]
+    assert [name.rsplit(":", 1)[1] for name in samples] == [f"r{i}" for i in range(5)]
     assert "pipeline:band:gate-quickstart:" in out
 
 
@@ -345,3 +348,46 @@ def test_a_broken_case_shows_what_the_target_said_on_stderr(cli, project):
     assert len(shown) == 1, result.out  # once per case, not once per scorer
     assert "stderr: exiting with 3 on request" in shown[0]
     assert "error:exit" in shown[0]
+
+
+_DODO = """
+from noisefloor.pipeline import suite_tasks
+
+DOIT_CONFIG = {"backend": "sqlite3", "dep_file": "doit.sqlite", "verbosity": 0}
+
+
+def task_pipeline():
+    for task in suite_tasks("suite.yaml", "store"):
+        yield {**task, "task_dep": [f"pipeline:{n}" for n in task.get("task_dep", [])]}
+"""
+
+
+def test_pipeline_view_has_a_sample_task_per_repeat_done_when_its_file_exists(project):
+    import subprocess
+    import sys
+
+    suite, log = logged_suite(project, repeats=3)
+    (project / "dodo.py").write_text(_DODO, encoding="utf-8")
+
+    def doit(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "doit", *args], cwd=project, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = [line.split()[0] for line in doit("list", "--all").splitlines()]
+    samples = sorted(name for name in listed if name.startswith("pipeline:sample:"))
+    assert len(samples) == 2 * 3
+    assert {name.rsplit(":", 1)[1] for name in samples} == {"r0", "r1", "r2"}
+    doit()
+    assert calls(log) == 6
+    assert len(list((project / "store" / "bands").rglob("*.json"))) == 2
+    doit()
+    assert calls(log) == 6  # every sample file exists: no task runs the target
+    files = sorted((project / "store" / "samples").rglob("r*.json"))
+    files[1].write_bytes(b"")  # a sample the kernel never flushed
+    files[4].unlink()
+    doit()
+    assert calls(log) == 8
+    assert all(path.stat().st_size > 0 for path in files)
