@@ -76,7 +76,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-def _run_options(parser: argparse.ArgumentParser) -> None:
+def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
     parser.add_argument(
         "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
     )
@@ -96,6 +96,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--label",
         metavar="NAME",
+        required=label_required,
         help="name this run (see `compare`); runs under one label pool their repeats",
     )
     parser.add_argument(
@@ -244,11 +245,23 @@ def _settings(args: argparse.Namespace, suite: Any = None) -> Any:
     )
 
 
+_EXIT_CODES = """exit codes:
+  0    nothing regressed
+  1    a case regressed (with --strict, also an inconclusive one)
+  2    a case is broken: the target no longer produces valid results
+  3    the harness, its configuration or its invocation is wrong
+  130  interrupted by Ctrl-C (SIGINT); finished samples are kept
+  143  stopped by SIGTERM; finished samples are kept
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = _Parser(
         prog="noisefloor",
         description="A regression gate for programs that don't give the same answer twice.",
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"noisefloor {__version__}")
     _global_options(parser, top=True)
@@ -301,14 +314,18 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("run", help="run id or label")
     q = bsub.add_parser("show", help="list every suite's baseline")
     _global_options(q, top=False)
+    p = command("runs", "the stored runs, newest first: ids, labels, target versions, baselines")
+    p.add_argument("suite", nargs="?", help="only runs of this suite (its name or its file)")
+    p.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
+    )
     p = command("show", "the stored outputs of a run, stderr included")
     p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument("--case", metavar="ID", help="only this case")
     p = command("scorers", "the table of scorers")
     p = command("schema", "the JSON Schema of suite files")
     p = command("record", "the quarantine-lane `record`: run a suite and label the run")
-    _run_options(p)
-    p.set_defaults(label_required=True)
+    _run_options(p, label_required=True)
     p = command("compare", "the quarantine-lane `compare`: two labelled runs (default rule wilson)")
     p.add_argument("--baseline", required=True, metavar="LABEL", help="label of the baseline run")
     p.add_argument("--current", required=True, metavar="LABEL", help="label of the current run")
@@ -508,8 +525,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from noisefloor.gate import run_suite
     from noisefloor.report import render_run
 
-    if getattr(args, "label_required", False) and not args.label:
-        raise UsageError("record needs --label NAME")
     result = _sample(args, run_suite)
     fmt = getattr(args, "format", "terminal")
     _emit(render_run(_run_summary(result), fmt), args)
@@ -596,6 +611,24 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         )
     for pointer in pointers:
         print(f"{pointer.suite}: {pointer.run_id}  (set {pointer.set_at})")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from noisefloor.report.runs import render_runs, run_rows
+
+    suite = args.suite
+    if suite is not None and os.path.isfile(suite):
+        from noisefloor.suite import load_suite
+
+        suite = load_suite(Path(suite)).name
+    rows = run_rows(_store(args, read_only=True), suite)
+    if args.format == "json":
+        from noisefloor.report.json import render
+
+        _emit(render(rows), args)
+    else:
+        _emit(render_runs(rows), args)
     return 0
 
 
@@ -725,6 +758,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "diff": cmd_diff,
     "compare": cmd_compare,
     "baseline": cmd_baseline,
+    "runs": cmd_runs,
     "show": cmd_show,
     "scorers": cmd_scorers,
     "schema": cmd_schema,
@@ -754,12 +788,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {exc.format_message()}", file=sys.stderr)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, _Terminated)
         print(
-            "error: interrupted; every finished sample is kept and the next run resumes",
+            f"error: interrupted ({'SIGTERM' if terminated else 'Ctrl-C'}); every finished sample is "
+            "kept and the next run resumes",
             file=sys.stderr,
         )
-        return int(ExitCode.HARNESS)
+        return int(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
     except Exception as exc:  # an internal error: one clear line, the traceback only with --debug
         if debug:
             raise
@@ -770,8 +806,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.HARNESS)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM: stops like Ctrl-C, and exits 143 instead of 130."""
+
+
 def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise _Terminated
 
 
 def console_main() -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor.errors import NoisefloorError, StoreError
-from noisefloor.records import CaseBand, CaseRecord, ScoreFile, ScorerUse
+from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
 from noisefloor.scoring import band_case, score_case, scorer_config
 from noisefloor.store import Store, has_sample, short_hash
@@ -104,7 +104,8 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
     scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
-    store.write_bytes(Path(out), _dump(band_case(case.case_id, case.case_key, scores)))
+    band = band_case(case.case_id, case.case_key, scores, _sample_paths(store, case))
+    store.write_bytes(Path(out), _dump(band))
     return True
 
 
@@ -160,9 +161,12 @@ def band_tasks(
     suite: str,
     cases: Sequence[CaseRecord],
     scorers: dict[str, list[ScorerUse]],
-    sample_action: Callable[[CaseRecord], object] | None = None,
+    sample_action: Callable[[CaseRecord, int], object] | None = None,
 ) -> SideBands:
     """Score and band tasks for the cases of one run (and sample tasks, given an action).
+
+    A sample task takes one repeat of one case (`sample_action(case, repeat)`), and is done
+    exactly when that sample file is on disk with content, whatever doit's database says.
 
     `scorers` maps case id to the scorers to apply (the candidate's, so that both sides of a
     comparison are scored alike). A score file's path holds everything it depends on: the
@@ -182,17 +186,23 @@ def band_tasks(
     for case in cases:
         _check_case_id(case.case_id)
         sset = sset_id(case)
-        sample_task = f"sample:{suite}:{case.case_id}@{sset}"
+        sample_tasks = []
         if sample_action is not None:
-            tasks.append(
-                {
-                    "name": sample_task,
-                    "targets": [str(p) for p in _sample_paths(store, case)],
-                    "uptodate": [True],
-                    "actions": [(sample_action, [case])],
-                    "verbosity": 0,
-                }
-            )
+            prefix = os.path.join(store.abs(case.sample_dir), "r")
+            for repeat in range(case.repeats):
+                path = f"{prefix}{repeat}.json"
+                sample_tasks.append(f"sample:{suite}:{case.case_id}@{sset}:r{repeat}")
+                # a bool, not a callable: doit inspects a callable's signature once per task,
+                # and tasks are loaded right before their status is checked
+                tasks.append(
+                    {
+                        "name": sample_tasks[-1],
+                        "targets": [path],
+                        "uptodate": [has_sample(path)],
+                        "actions": [(sample_action, [case, repeat])],
+                        "verbosity": 0,
+                    }
+                )
         uses = scorers.get(case.case_id, case.scorers)
         score_paths = []
         for use in uses:
@@ -204,12 +214,13 @@ def band_tasks(
                     "name": f"score:{suite}:{case.case_id}:{use.label}@{sset}-{key}",
                     "targets": [out],
                     "uptodate": [True],
-                    "task_dep": [sample_task] if sample_action is not None else [],
+                    "task_dep": sample_tasks,
                     "actions": [(_score_action, [store, case, use, out])],
                     "verbosity": 0,
                 }
             )
-        labels = short_hash([use.label for use in uses], 8)
+        # the band format's version is in the name: a band of another format is built anew
+        labels = short_hash([BAND_VERSION, *(use.label for use in uses)], 8)
         band = f"{bands_root}{case.case_id}@{sset}-{labels}.json"
         bands[case.case_id] = Path(band)
         tasks.append(

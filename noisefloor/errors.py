@@ -39,6 +39,10 @@ class ExitCode(enum.IntEnum):
     BROKEN = 2
     #: The harness, its configuration or its invocation is wrong.
     HARNESS = 3
+    #: Stopped by Ctrl-C (SIGINT): 128 + 2, as shells report a signal; finished samples are kept.
+    INTERRUPTED = 130
+    #: Stopped by SIGTERM: 128 + 15; finished samples are kept.
+    TERMINATED = 143
 
 
 class NoisefloorError(Exception):

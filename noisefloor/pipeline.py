@@ -1,7 +1,7 @@
 """The pipeline as doit tasks for a user's own dodo.py: sample, score and band tasks of a suite.
 
-`doit list` then shows them, and `doit` runs them: sample tasks call the target for the
-repeats whose files are missing, exactly as `noisefloor run` does.
+`doit list` then shows them, and `doit` runs them: one sample task per case-repeat calls the
+target when that repeat's file is missing (or empty), exactly as `noisefloor run` does.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ def suite_tasks(suite_path: str | Path, root: str | Path = ".noisefloor") -> lis
     inputs = {c.id: c.input for c in suite.cases}
     redactor = Redactor(suite.redact, built.secrets)
 
-    def take(case: CaseRecord) -> bool:
+    def take(case: CaseRecord, repeat: int) -> bool:
         store.ensure()
-        pending = pending_samples(store, [case], inputs)
+        pending = [p for p in pending_samples(store, [case], inputs) if p.repeat == repeat]
         take_samples(store, built.target, pending, redactor=redactor)
         return True
 

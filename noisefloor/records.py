@@ -14,6 +14,7 @@ __all__ = [
     "BaselinePointer",
     "CaseBand",
     "CaseRecord",
+    "FailingExample",
     "ImportedFrom",
     "RepeatScore",
     "RepeatStatus",
@@ -26,7 +27,7 @@ __all__ = [
 
 RUN_VERSION = 1
 SCORE_VERSION = 1
-BAND_VERSION = 1
+BAND_VERSION = 2
 
 
 class _Record(BaseModel):
@@ -169,6 +170,19 @@ class ScoreFile(_Record):
     repeats: list[RepeatScore]
 
 
+class FailingExample(_Record):
+    """One failing repeat of a scorer, as reports quote it: what the target said and why it failed."""
+
+    repeat: int
+    """0-based repeat index (`noisefloor show` prints that repeat in full)."""
+    output: str
+    """The output, on one line with control characters escaped, shortened to about 120 characters."""
+    stderr: str = ""
+    """The last line of stderr, likewise shortened; only when the output is empty."""
+    detail: str
+    """The scorer's detail for that repeat, or the call's error when the target failed."""
+
+
 class ScorerBand(_Record):
     """One scorer's repeats collapsed into counts and values."""
 
@@ -192,6 +206,8 @@ class ScorerBand(_Record):
     reliable: bool
     details: list[str]
     """Distinct failure details, most frequent first (at most five)."""
+    example: FailingExample | None = None
+    """The first failing repeat (a fail or a target error), quoted; None when every repeat passed."""
 
 
 class CaseBand(_Record):

@@ -14,6 +14,7 @@ import orjson
 
 from noisefloor.records import (
     CaseBand,
+    FailingExample,
     RepeatScore,
     RepeatStatus,
     ScoreFile,
@@ -23,7 +24,19 @@ from noisefloor.records import (
 from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
 from noisefloor.targets.base import Outcome, RawSample
 
-__all__ = ["band_case", "build_scorer", "read_sample", "score_case", "scorer_config"]
+__all__ = [
+    "band_case",
+    "build_scorer",
+    "one_line",
+    "read_sample",
+    "score_case",
+    "scorer_config",
+]
+
+#: Characters of a failing output quoted in a band: one terminal line with the scorer's detail.
+EXCERPT_CHARS = 120
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 @lru_cache(maxsize=4096)
@@ -55,6 +68,37 @@ def scorer_config(use: ScorerUse) -> dict[str, object]:
 def _brief(sample: RawSample) -> str:
     text = sample.error or sample.outcome.value
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def one_line(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """`text` on one line: backslashes and control characters escaped, cut to `limit` characters
+    (then ending in `...`), never in the middle of an escape."""
+    out: list[str] = []
+    used = 0
+    for ch in text:
+        if ch in _ESCAPES:
+            piece = _ESCAPES[ch]
+        elif ch.isprintable():
+            piece = ch
+        else:
+            piece = f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+        if used + len(piece) > limit - 3:
+            return "".join(out) + "..."
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
+
+
+def _example(repeat: RepeatScore, path: Path) -> FailingExample:
+    sample = read_sample(path)
+    output = sample.output.text.strip()
+    stderr = ""
+    if not output and sample.stderr is not None:
+        lines = [line for line in sample.stderr.text.splitlines() if line.strip()]
+        stderr = one_line(lines[-1].strip()) if lines else ""
+    return FailingExample(
+        repeat=repeat.repeat, output=one_line(output), stderr=stderr, detail=repeat.detail
+    )
 
 
 def score_case(case_id: str, use: ScorerUse, sample_paths: Sequence[Path]) -> ScoreFile:
@@ -121,10 +165,14 @@ def _top(details: Sequence[str], limit: int = 5) -> list[str]:
     return [d for d, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
 
 
-def band_case(case_id: str, case_key: str, scores: Sequence[ScoreFile]) -> CaseBand:
+def band_case(
+    case_id: str, case_key: str, scores: Sequence[ScoreFile], sample_paths: Sequence[Path] = ()
+) -> CaseBand:
     """Collapse every scorer's repeats of one case into counts and values.
 
     Every score file records each repeat's outcome, so the case's outcomes come from the first.
+    Given the case's sample files, each scorer's first failing repeat is quoted from its sample
+    (samples never change, so the band stays a function of its score files).
     """
     first = scores[0].repeats if scores else []
     outcomes = Counter(r.outcome for r in first)
@@ -138,6 +186,15 @@ def band_case(case_id: str, case_key: str, scores: Sequence[ScoreFile]) -> CaseB
             if r.status in (RepeatStatus.PASS, RepeatStatus.FAIL) and r.value is not None
         ]
         failing = [r.detail for r in score.repeats if r.status is not RepeatStatus.PASS]
+        first_fail = next(
+            (
+                r
+                for r in score.repeats
+                if r.status in (RepeatStatus.FAIL, RepeatStatus.TARGET_ERROR)
+                and r.repeat < len(sample_paths)
+            ),
+            None,
+        )
         use = score.scorer
         bands.append(
             ScorerBand(
@@ -159,6 +216,9 @@ def band_case(case_id: str, case_key: str, scores: Sequence[ScoreFile]) -> CaseB
                 values=[float(v) for v in values],
                 reliable=all(r.reliable for r in score.repeats),
                 details=_top(failing),
+                example=_example(first_fail, sample_paths[first_fail.repeat])
+                if first_fail is not None
+                else None,
             )
         )
     return CaseBand(

@@ -422,20 +422,30 @@ def welch(b: Sequence[float], c: Sequence[float], level: float = 0.95) -> WelchR
     )
 
 
-def paired_mean_ci(diffs: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+def paired_mean_ci(
+    diffs: Sequence[float], level: float = 0.95, *, bounds: tuple[float, float] | None = None
+) -> tuple[float, float, float]:
     """Mean per-case difference with its case-clustered t interval (statistics.md §8).
 
     Each case contributes one difference, so repeats shrink only the within-case variance and
     the interval's width reflects how much cases disagree.
 
+    With few cases the t interval can reach past what the mean can be (a pass-rate change lies
+    in [-1, 1]); `bounds` intersects it with that range. The true mean always lies inside, so
+    the coverage is unchanged, and so is every decision taken from a bound that stays inside.
+    Intervals built to respect the bounds instead (a t interval on a logit scale, a bootstrap)
+    are undefined when a case goes from always to never passing (a difference of exactly -1),
+    or random and degenerate at two or three cases; and they would move the suite gate's power.
+
     Args:
         diffs: One candidate - baseline difference per case (or per group of related cases).
         level: Two-sided confidence level.
+        bounds: The range the mean can take, e.g. ``(-1.0, 1.0)`` for pass-rate changes.
 
     Returns:
-        ``(mean, low, high)``: ``mean +- t_{(1+level)/2, M-1} * sd / sqrt(M)``;
-        ``(mean, -inf, inf)`` for a single case and ``(mean, mean, mean)`` when the sample
-        variance is zero within `TOL`.
+        ``(mean, low, high)``: ``mean +- t_{(1+level)/2, M-1} * sd / sqrt(M)``, within
+        `bounds` when given; ``(mean, -inf, inf)`` (or the bounds) for a single case and
+        ``(mean, mean, mean)`` when the sample variance is zero within `TOL`.
 
     Raises:
         ValueError: If diffs is empty or level is not in (0, 1).
@@ -446,8 +456,9 @@ def paired_mean_ci(diffs: Sequence[float], level: float = 0.95) -> tuple[float, 
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
     mean = _mean(diffs)
+    low, high = bounds if bounds is not None else (-math.inf, math.inf)
     if m < 2:
-        return mean, -math.inf, math.inf
+        return mean, low, high
     var = _var(diffs, mean)
     if close(var, 0.0):
         return mean, mean, mean
@@ -455,7 +466,7 @@ def paired_mean_ci(diffs: Sequence[float], level: float = 0.95) -> tuple[float, 
     from scipy.special import stdtrit
 
     half = float(stdtrit(m - 1, 0.5 + level / 2.0)) * math.sqrt(var / m)
-    return mean, mean - half, mean + half
+    return mean, max(mean - half, low), min(mean + half, high)
 
 
 # ---------------------------------------------------------------- detectability and power

@@ -336,7 +336,7 @@ class Store:
         if not matches:
             raise StoreError(
                 f"no run {run_id!r} under {self.root}",
-                hint="`noisefloor baseline show` and the runs/ directory list what exists",
+                hint="`noisefloor runs` lists the stored runs",
             )
         if len(matches) > 1:
             names = ", ".join(r for _, r in matches[:5])

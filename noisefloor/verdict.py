@@ -142,6 +142,8 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
     }
     if band.details:
         out["details"] = band.details
+    if band.example is not None:
+        out["example"] = band.example.model_dump(mode="json")
     if band.kind == "continuous":
         values = band.values
         out["values"] = [_round(v) for v in values]
@@ -233,7 +235,8 @@ def suite_summary(cases: list[dict[str, Any]], settings: RuleSettings) -> dict[s
             diffs.append(sum(rates) / len(rates))
     if not diffs:
         return {"cases": 0}
-    mean, lo, hi = stats.paired_mean_ci(diffs)
+    # a mean pass-rate change lies in [-1, 1]: the interval of few cases is cut to that range
+    mean, lo, hi = stats.paired_mean_ci(diffs, bounds=(-1.0, 1.0))
     out: dict[str, Any] = {
         "cases": len(diffs),
         "mean_diff": _round(mean),

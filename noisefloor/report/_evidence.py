@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["counts_line", "evidence_line", "side_text"]
+__all__ = [
+    "calls_text",
+    "counts_line",
+    "evidence_line",
+    "example_line",
+    "quoted_examples",
+    "side_text",
+]
 
 
 def _num(x: Any) -> str:
@@ -78,3 +85,47 @@ def counts_line(counts: dict[str, int]) -> str:
     order = {v.value: i for i, v in enumerate(SEVERITY)}
     items = sorted(counts.items(), key=lambda kv: order.get(kv[0], 99))
     return ", ".join(f"{n} {v}" for v, n in items) or "no cases"
+
+
+def calls_text(report: dict[str, Any]) -> str:
+    """The target calls this command made, then what the compared runs took when they were made.
+
+    `diff` and `compare` call nothing: their stored runs' calls are a cost paid earlier.
+    """
+    text = f"{report.get('calls', 0)} target calls"
+    runs = report.get("runs") or {}
+    if "baseline" in runs and "candidate" in runs:
+        text += (
+            f" (runs' own calls: baseline {runs['baseline']['calls']}, "
+            f"candidate {runs['candidate']['calls']})"
+        )
+    return text
+
+
+def example_line(example: dict[str, Any]) -> str:
+    """`r3: <output, one line> (<why it failed>)`: a failing repeat of the candidate, quoted."""
+    said = example["output"] or "(no output)"
+    if example.get("stderr"):
+        said += f" stderr: {example['stderr']}"
+    return f"r{example['repeat']}: {said} ({example['detail']})"
+
+
+def quoted_examples(case: dict[str, Any]) -> list[str | None]:
+    """Per scorer of a case, the example line to print under it, or None.
+
+    A regressed scorer quotes its first failing repeat; a broken case quotes what the target
+    said once, not once per scorer.
+    """
+    out: list[str | None] = []
+    seen: set[str] = set()
+    for s in case["scorers"]:
+        example = (s.get("candidate") or {}).get("example")
+        failing = s["verdict"] in _QUOTED or case["verdict"] in _QUOTED
+        line = example_line(example) if example and failing else None
+        out.append(line if line not in seen else None)
+        if line is not None:
+            seen.add(line)
+    return out
+
+
+_QUOTED = ("regressed", "broken")

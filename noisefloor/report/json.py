@@ -12,6 +12,6 @@ import orjson
 __all__ = ["render"]
 
 
-def render(report: dict[str, Any]) -> str:
-    """The report as indented JSON."""
+def render(report: dict[str, Any] | list[Any]) -> str:
+    """The report (or a list of rows) as indented JSON."""
     return orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from noisefloor.report._evidence import evidence_line, side_text
+from noisefloor.report._evidence import evidence_line, quoted_examples, side_text
 
 __all__ = ["render"]
 
@@ -30,8 +30,8 @@ def render(report: dict[str, Any]) -> str:
         )
         body = "\n".join(
             f"{s['key']}: {s['verdict']}: {side_text(s['baseline'])} -> {side_text(s['candidate'])}; "
-            f"{evidence_line(s.get('evidence') or {})}"
-            for s in case["scorers"]
+            f"{evidence_line(s.get('evidence') or {})}" + (f"\n  {example}" if example else "")
+            for s, example in zip(case["scorers"], quoted_examples(case), strict=True)
         )
         if case["verdict"] in _FAILING:
             failure = ET.SubElement(el, "failure", message=f"{case['verdict']}: {case['reason']}")

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.report._evidence import counts_line, evidence_line, side_text
+from noisefloor.report._evidence import (
+    calls_text,
+    counts_line,
+    evidence_line,
+    quoted_examples,
+    side_text,
+)
 
 __all__ = ["render"]
 
@@ -24,7 +30,7 @@ def render(report: dict[str, Any]) -> str:
     out = [f"### noisefloor: {report['suite']}, {title}", ""]
     out.append(
         f"**{counts_line(report['counts'])}**, rule `{report['rule']}`, "
-        f"{report.get('calls', 0)} target calls, exit {report['exit_code']}"
+        f"{calls_text(report)}, exit {report['exit_code']}"
     )
     rule = report.get("rule_summary") or {}
     if rule.get("thresholds"):
@@ -46,12 +52,15 @@ def render(report: dict[str, Any]) -> str:
     ]
     for case in report["cases"]:
         first = True
-        for s in case["scorers"] or [
+        scorers = case["scorers"] or [
             {"key": "", "verdict": "", "baseline": {}, "candidate": {}, "evidence": {}}
-        ]:
+        ]
+        for s, example in zip(scorers, quoted_examples({**case, "scorers": scorers}), strict=True):
             verdict = f"**{case['verdict']}**" if first else ""
             name = _cell(f"{case['case_id']}: {case['reason']}") if first else ""
             evidence = evidence_line(s.get("evidence") or {}) or s.get("reason", "")
+            if example is not None:
+                evidence += f"; {example}"
             out.append(
                 f"| {verdict} | {name} | `{s['key']}` {s['verdict']} | {_cell(side_text(s['baseline']))} | "
                 f"{_cell(side_text(s['candidate']))} | {_cell(evidence)} |"

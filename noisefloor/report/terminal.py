@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.report._evidence import counts_line, evidence_line, side_text
+from noisefloor.report._evidence import (
+    calls_text,
+    counts_line,
+    evidence_line,
+    quoted_examples,
+    side_text,
+)
 
 __all__ = ["render", "render_run"]
 
@@ -35,7 +41,7 @@ def _suite_line(report: dict[str, Any]) -> list[str]:
         parts.append(f"alpha {settings.get('alpha')} family-wise")
         k = rule.get("K", {})
         parts.append(f"K={k.get('regress')} (thresh {rule.get('thresholds', {}).get('regress')})")
-    parts.append(f"calls made {report.get('calls', 0)}")
+    parts.append(calls_text(report))
     lines = ["  " + counts_line(report["counts"]) + "  |  " + ", ".join(parts)]
     summary = report.get("suite_summary") or {}
     if summary.get("cases"):
@@ -80,7 +86,7 @@ def render(report: dict[str, Any]) -> str:
         flaky = case.get("flaky")
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
         lines.append(f"  {mark:>12}  {case['case_id']}  {case['reason']}{tag}")
-        for s in case["scorers"]:
+        for s, example in zip(case["scorers"], quoted_examples(case), strict=True):
             # one line per scorer: its own verdict only where it differs from the case's
             verdict = "" if s["verdict"] in (case["verdict"], "unchanged") else f" [{s['verdict']}]"
             evidence = evidence_line(s.get("evidence") or {})
@@ -88,6 +94,8 @@ def render(report: dict[str, Any]) -> str:
                 f"  {'':>12}    {s['key']}{verdict}: {side_text(s['baseline'])} -> "
                 f"{side_text(s['candidate'])}" + (f"; {evidence}" if evidence else "")
             )
+            if example is not None:
+                lines.append(f"  {'':>12}      {example}")
     for warning in report.get("warnings", []):
         lines.append(f"warning: {warning}")
     lines.append(f"exit {report['exit_code']}")

@@ -86,3 +86,21 @@ def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
         result.err.strip()
         == "error: internal error: RuntimeError: something broke inside (run with --debug for the traceback)"
     )
+
+
+def test_help_lists_every_exit_code(cli):
+    from noisefloor.errors import ExitCode
+
+    text = build_parser().format_help()
+    for code in ExitCode:
+        assert f"\n  {int(code):<3}" in text, f"exit code {int(code)} missing from --help"
+    assert "130" in text and "143" in text
+
+
+def test_record_shows_label_as_required_and_refuses_without_it(cli, tmp_path):
+    record = next(sub for path, sub in _walk(build_parser()) if path == "noisefloor record")
+    usage = record.format_usage()
+    assert "--label NAME" in usage and "[--label NAME]" not in usage
+    result = cli("record", tmp_path / "missing.yaml")
+    assert result.code == 3
+    assert "--label" in result.err and "missing.yaml" not in result.err

@@ -411,7 +411,10 @@ def test_dodo_lists_the_gate_and_the_pipeline():
         check=True,
     ).stdout
     assert "check:quickstart" in out
-    assert "pipeline:sample:gate-quickstart:capital-of-france@" in out
+    # one sample task per case-repeat (the suite takes 5 repeats)
+    samples = [line.split()[0] for line in out.splitlines() if "capital-of-france@" in line]
+    samples = [name for name in samples if name.startswith("pipeline:sample:")]
+    assert [name.rsplit(":", 1)[1] for name in samples] == [f"r{i}" for i in range(5)]
     assert "pipeline:band:gate-quickstart:" in out
 
 
@@ -425,3 +428,137 @@ def test_rescore_names_a_run_by_id_prefix_or_label(cli, project):
         assert result.json()["run"]["rescored_from"] == expected
     assert calls(log) == 10
     assert cli("rescore", suite, "nope").code == 3
+
+
+def test_diff_and_compare_report_zero_target_calls(cli, project):
+    suite, log = logged_suite(project)
+    cli("record", suite, "--label", "before")
+    cli("record", suite, "--label", "after", "--fresh")
+    cli("baseline", "set", "before")
+    assert calls(log) == 20
+    for args in (("diff",), ("compare", "--baseline", "before", "--current", "after")):
+        result = cli(*args)
+        text = result.out
+        assert "0 target calls" in text and "calls made" not in text, result.err
+        assert "runs' own calls: baseline 10, candidate 10" in text
+        assert cli(*args, "--format", "json").json()["calls"] == 0
+        assert "0 target calls" in cli(*args, "--format", "markdown").out
+    assert calls(log) == 20
+    checked = cli("check", suite, "--fresh", "--format", "json").json()
+    assert checked["calls"] == 10 == calls(log) - 20
+
+
+def test_runs_lists_runs_newest_first_with_label_and_baseline(cli, project):
+    suite, _ = logged_suite(project)
+    first = cli("run", suite, "--format", "json").json()["run"]["run_id"]
+    labelled = cli("run", suite, "--label", "nightly", "--format", "json").json()["run"]
+    newest = cli("run", suite, "--repeats", "7", "--format", "json").json()["run"]["run_id"]
+    assert cli("baseline", "set", "nightly").code == 0
+    other_dir = project / "other"
+    other_dir.mkdir()
+    (other_dir / "fake_target.py").write_bytes((project / "fake_target.py").read_bytes())
+    other = cli("run", fake_suite(other_dir, CASES, name="other", repeats=2), "--format", "json")
+    other_id = other.json()["run"]["run_id"]
+
+    listed = cli("runs", "fake")
+    assert listed.code == 0, listed.err
+    lines = [line for line in listed.out.splitlines() if "-fake" in line]
+    assert [line[2:].split()[0] for line in lines] == [newest, labelled["run_id"], first]
+    assert lines[1].startswith("*") and not lines[0].startswith("*")
+    assert "nightly" in lines[1] and "nightly" not in lines[0] + lines[2]
+    # calls (2 new repeats for each of 2 cases), repeats, cases
+    assert lines[0].split()[-3:] == ["4", "7", "2"]
+    assert other_id not in listed.out
+
+    rows = cli("runs", "--format", "json").json()
+    assert [r["run_id"] for r in rows] == [other_id, newest, labelled["run_id"], first]
+    row = rows[2]
+    assert row["suite"] == "fake" and row["label"] == "nightly" and row["baseline"] is True
+    assert row["calls"] == 0  # its samples were cached
+    assert row["repeats"] == 5 and row["cases"] == 2
+    assert row["target_key"] and row["started_at"]
+    assert [r["baseline"] for r in rows] == [False, False, True, False]
+
+    missing = cli("runs", "nope")
+    assert missing.code == 3 and "no runs of suite 'nope'" in missing.err
+
+
+def test_a_regressed_scorer_shows_one_failing_output_of_the_candidate(cli, project):
+    suite, _ = logged_suite(project, cases=[answer_case("beta")])
+    assert cli("check", suite).code == 0
+    long_answer = "Lyon, " + "and more " * 30
+    suite, _ = logged_suite(
+        project, cases=[answer_case("beta")], env={"NOISEFLOOR_FAKE_ANSWER": long_answer}
+    )
+    result = cli("check", suite)
+    assert result.code == 1, result.out
+    lines = result.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("1:contains"))
+    shown = lines[at + 1].strip()
+    assert shown.startswith('r0: {"answer": "Lyon, and more'), shown
+    assert shown.endswith("... ('Paris' not found at answer)"), shown
+    assert len(shown) < 180
+    assert "r0:" not in lines[at - 1]  # json_valid still passes: no example under it
+
+    example = cli("diff", "--format", "json").json()["cases"][0]["scorers"][1]["candidate"]
+    assert example["example"]["repeat"] == 0
+    assert example["example"]["detail"] == "'Paris' not found at answer"
+    assert example["example"]["output"].startswith('{"answer": "Lyon, and more')
+    assert example["example"]["output"].endswith("...")
+
+
+def test_a_broken_case_shows_what_the_target_said_on_stderr(cli, project):
+    suite, _ = logged_suite(project, cases=[answer_case("beta")])
+    assert cli("check", suite).code == 0
+    suite, _ = logged_suite(
+        project, cases=[answer_case("beta")], env={"NOISEFLOOR_FAKE_EXIT_CODE": "3"}
+    )
+    result = cli("check", suite)
+    assert result.code == 2
+    shown = [line.strip() for line in result.out.splitlines() if line.strip().startswith("r0:")]
+    assert len(shown) == 1, result.out  # once per case, not once per scorer
+    assert "stderr: exiting with 3 on request" in shown[0]
+    assert "error:exit" in shown[0]
+
+
+_DODO = """
+from noisefloor.pipeline import suite_tasks
+
+DOIT_CONFIG = {"backend": "sqlite3", "dep_file": "doit.sqlite", "verbosity": 0}
+
+
+def task_pipeline():
+    for task in suite_tasks("suite.yaml", "store"):
+        yield {**task, "task_dep": [f"pipeline:{n}" for n in task.get("task_dep", [])]}
+"""
+
+
+def test_pipeline_view_has_a_sample_task_per_repeat_done_when_its_file_exists(project):
+    import subprocess
+    import sys
+
+    suite, log = logged_suite(project, repeats=3)
+    (project / "dodo.py").write_text(_DODO, encoding="utf-8")
+
+    def doit(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "doit", *args], cwd=project, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = [line.split()[0] for line in doit("list", "--all").splitlines()]
+    samples = sorted(name for name in listed if name.startswith("pipeline:sample:"))
+    assert len(samples) == 2 * 3
+    assert {name.rsplit(":", 1)[1] for name in samples} == {"r0", "r1", "r2"}
+    doit()
+    assert calls(log) == 6
+    assert len(list((project / "store" / "bands").rglob("*.json"))) == 2
+    doit()
+    assert calls(log) == 6  # every sample file exists: no task runs the target
+    files = sorted((project / "store" / "samples").rglob("r*.json"))
+    files[1].write_bytes(b"")  # a sample the kernel never flushed
+    files[4].unlink()
+    doit()
+    assert calls(log) == 8
+    assert all(path.stat().st_size > 0 for path in files)

@@ -163,7 +163,8 @@ def test_grandchild_sleeping_past_the_timeout_leaves_no_process(cli, project):
 )
 def test_interrupting_a_run_kills_the_targets_process_groups(project, _isolated_root, signum, jobs):
     """Ctrl-C reaches only the harness (the target has a process group of its own): the
-    harness must kill every group it started, keep the samples it finished, and exit 3."""
+    harness must kill every group it started, keep the samples it finished, and exit 128 plus
+    the signal's number, as shells do (130 for Ctrl-C, 143 for SIGTERM)."""
     pid_file = project / "pids.txt"
     cases = [answer_case(f"case-{i}") for i in range(3)]
     suite = fake_suite(
@@ -183,7 +184,7 @@ def test_interrupting_a_run_kills_the_targets_process_groups(project, _isolated_
     wait_until(lambda: pid_file.exists() and len(pid_file.read_text().split()) >= 2 * int(jobs))
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 3, err.decode()
+    assert proc.returncode == 128 + signum, err.decode()
     assert b"interrupted" in err
     pids = [int(p) for p in pid_file.read_text().split()]
     time.sleep(0.2)

@@ -15,7 +15,7 @@ import pytest
 
 from noisefloor.records import RepeatScore, RepeatStatus, ScoreFile, ScorerUse
 from noisefloor.scorers import REGISTRY, NoParams, Registry, ScoreInput, ScoreResult
-from noisefloor.scoring import band_case, read_sample, score_case
+from noisefloor.scoring import band_case, one_line, read_sample, score_case
 from noisefloor.store import Store, dumps
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 
@@ -229,6 +229,60 @@ def test_band_counts(tmp_path: Path, test_scorer: Callable[..., str]) -> None:
     assert (band.repeats, band.ok, band.infra, band.valid) == (6, 3, 1, 5)
     assert band.errors == ["error:exit: exit status 1", "connection refused"]
     assert (band.case_id, band.case_key) == ("c", "key")
+
+
+def test_band_quotes_the_first_failing_repeat_of_each_scorer(tmp_path: Path) -> None:
+    """A fail or a target error is quoted from its sample; a scorer error is not a failing output."""
+    samples = [
+        sample("Paris"),
+        sample("", Outcome.EXIT, error="exit status 1"),
+        sample("Lyon\nand more"),
+    ]
+    paths = write_samples(tmp_path, samples)
+    samples[1] = samples[1].model_copy(
+        update={"stderr": decode_stream(b"Traceback\nValueError: x\n")}
+    )
+    paths[1].write_bytes(dumps(samples[1].model_copy(update={"repeat": 1})))
+    scores = [
+        score_case("c", use("contains", "0:contains", needle="Paris"), paths),
+        score_case("c", use("contains", "1:contains", needle="a"), paths),
+        score_case("c", use("contains", "2:contains", needle="P"), [paths[0]]),
+    ]
+
+    band = band_case("c", "key", scores, paths)
+
+    first, second, passing = (b.example for b in band.scorers)
+    assert first is not None and second is not None
+    assert (first.repeat, first.output, first.stderr) == (1, "", "ValueError: x")
+    assert first.detail == "error:exit: exit status 1"
+    assert (second.repeat, second.output) == (1, "")
+    assert passing is None
+    fails_only = score_case(
+        "c", use("contains", "0:contains", needle="Paris"), [paths[0], paths[2]]
+    )
+    (quoted,) = band_case("c", "key", [fails_only], [paths[0], paths[2]]).scorers
+    assert quoted.example is not None
+    assert (quoted.example.repeat, quoted.example.output) == (1, "Lyon\\nand more")
+    assert quoted.example.detail == "'Paris' not found"
+    # no sample files given: counts only, and the band bytes do not depend on the call
+    assert band_case("c", "key", scores).scorers[0].example is None
+    assert dumps(band_case("c", "key", scores, paths)) == dumps(band)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain", "plain"),
+        ("two\nlines\tand\\ a \x07 bell", "two\\nlines\\tand\\\\ a \\x07 bell"),
+        ("ünïcode stays \u2028", "ünïcode stays \\u2028"),
+        ("x" * 200, "x" * 117 + "..."),
+        ("\n" * 100, "\\n" * 58 + "..."),
+    ],
+    ids=["plain", "escapes", "unicode", "long", "long-escapes"],
+)
+def test_one_line_escapes_and_shortens(text: str, shown: str) -> None:
+    assert one_line(text) == shown
+    assert len(one_line(text)) <= 120
 
 
 def test_band_values_come_only_from_scored_repeats(tmp_path: Path) -> None:

@@ -404,6 +404,40 @@ def test_paired_mean_ci_matches_scipy(diffs: list[float], level: float) -> None:
     assert agree(high, float(ci.high))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=12),
+    st.sampled_from([0.95, 0.9, 0.99]),
+)
+def test_paired_mean_ci_within_bounds_is_scipys_interval_clipped(
+    diffs: list[float], level: float
+) -> None:
+    """Few cases make the t interval wider than a pass-rate change can be: it is intersected
+    with [-1, 1], which keeps its coverage and every decision made from it."""
+    mean, low, high = paired_mean_ci(diffs, level, bounds=(-1.0, 1.0))
+    assert -1.0 <= low <= mean <= high <= 1.0
+    if len(diffs) >= 2 and _sample_var(diffs) >= 1e-6:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
+            ci = sps.ttest_1samp(diffs, 0.0).confidence_interval(confidence_level=level)
+        assert agree(low, float(np.clip(ci.low, -1, 1)))
+        assert agree(high, float(np.clip(ci.high, -1, 1)))
+
+
+def test_suite_interval_of_few_cases_stays_within_a_pass_rate_change() -> None:
+    from noisefloor.verdict import RuleSettings, suite_summary
+
+    def case(base: float, cand: float) -> dict[str, Any]:
+        sides = {"baseline": {"rate": base}, "candidate": {"rate": cand}}
+        return {"verdict": "unchanged", "scorers": [sides]}
+
+    summary = suite_summary([case(1.0, 0.0), case(0.4, 0.6)], RuleSettings())
+    # unbounded, mean +- t(0.975, 1) * se gives [-8.02, +7.22]
+    assert summary["mean_diff"] == -0.4
+    assert summary["ci95"] == [-1.0, 1.0]
+    assert summary["gate_failed"] is False
+
+
 def test_paired_mean_ci_edges() -> None:
     assert paired_mean_ci([0.25]) == (0.25, -math.inf, math.inf)
     assert paired_mean_ci([-0.2, -0.2, -0.2]) == pytest.approx((-0.2, -0.2, -0.2))
