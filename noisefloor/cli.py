@@ -551,7 +551,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         ci=bool(os.environ.get("CI")) and not args.adopt,
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
-    if report.get("adopted") or report["baseline"] is None:
+    # other formats print every warning on stderr already
+    if args.format == "terminal" and (report.get("adopted") or report["baseline"] is None):
         print(f"NOTE: {report['warnings'][0]}", file=sys.stderr)
     return _report_out(report, args)
 
