@@ -669,7 +669,7 @@ def check_suite(
             "one here would pass without comparing anything",
             where=str(suite.path),
             hint="commit one: run `noisefloor check SUITE --adopt` (or `noisefloor run SUITE "
-            f"--set-baseline`) where you work, then commit {store.root.name}/, whose own "
+            f"--set-baseline`) where you work, then commit {_shown(store.root)}/, whose own "
             ".gitignore leaves exactly the baseline to commit; or pass --adopt to adopt here",
         )
     needed = min((opts.repeats or c.repeats) for c in suite.cases)
