@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from noisefloor.records import CaseBand, ScorerBand  # noqa: E402
 from noisefloor.rules import get_rule  # noqa: E402
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, exit_code_for  # noqa: E402
+from noisefloor.settings import RuleName, RuleSettings  # noqa: E402
+from noisefloor.verdict import Verdict, exit_code_for  # noqa: E402
 
 M = 50
 RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)

@@ -425,7 +425,8 @@ def test_paired_mean_ci_within_bounds_is_scipys_interval_clipped(
 
 
 def test_suite_interval_of_few_cases_stays_within_a_pass_rate_change() -> None:
-    from noisefloor.verdict import RuleSettings, suite_summary
+    from noisefloor.settings import RuleSettings
+    from noisefloor.verdict import suite_summary
 
     def case(base: float, cand: float) -> dict[str, Any]:
         sides = {"baseline": {"rate": base}, "candidate": {"rate": cand}}
