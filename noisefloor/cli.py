@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
+from noisefloor.settings import MIN_EFFECT, REPEATS, RuleName, RuleSettings, resolve_settings
 
 __all__ = ["console_main", "main"]
 
@@ -81,8 +82,6 @@ def _repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def _alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
-    from noisefloor.settings import RuleSettings
-
     parser.add_argument(
         "--alpha",
         type=_probability,
@@ -162,8 +161,6 @@ def _format_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
-    from noisefloor.settings import MIN_EFFECT, RuleName, RuleSettings
-
     parser.add_argument(
         "--rule",
         choices=tuple(RuleName),
@@ -229,10 +226,8 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
     )
 
 
-def _settings(args: argparse.Namespace, suite: Any = None) -> Any:
+def _settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
     """The rule settings: flags first, then the suite's `defaults`, then the built-in ones."""
-    from noisefloor.settings import resolve_settings
-
     given = {
         name: getattr(args, name)
         for name in (
@@ -353,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
-    _repeats_option(p, "repeats per side (default: the suite's, else 5)")
+    _repeats_option(p, f"repeats per side (default: the suite's, else {REPEATS})")
     p.add_argument(
         "--cases",
         type=_positive,

@@ -30,7 +30,7 @@ from noisefloor.errors import (
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
-from noisefloor.settings import RuleSettings
+from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
 from noisefloor.suite import Case, Suite
 from noisefloor.targets.factory import BuiltTarget, build_target
@@ -686,7 +686,7 @@ def check_suite(
     if needed < 2:
         raise UsageError(
             f"a check needs at least 2 repeats per case to measure noise; got {needed}",
-            hint="raise --repeats (5 is the default); `noisefloor run` takes single samples",
+            hint=f"raise --repeats ({REPEATS} is the default); `noisefloor run` takes single samples",
         )
     built = build_target(suite, store.root)
     base = None

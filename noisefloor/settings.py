@@ -1,4 +1,4 @@
-"""The gate's settings, resolved once: flags over the suite's `defaults` over the built-in defaults.
+"""Settings resolved once: flags over the suite's `defaults` over the built-in defaults.
 
 Every default is written here and only here; rules ask `RuleSettings.scorer` for the effective
 thresholds of each scorer instead of resolving them themselves.
@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "MIN_EFFECT",
+    "REPEATS",
     "VALUE_MIN_EFFECT",
     "RuleName",
     "RuleSettings",
@@ -33,6 +34,8 @@ class RuleName(enum.StrEnum):
     WILSON = "wilson"
 
 
+#: Repeats per case when neither a flag nor the suite sets them.
+REPEATS = 5
 #: Smallest change of a continuous score called a regression, in score units.
 VALUE_MIN_EFFECT = 0.0
 #: The rule-wide `min_effect` when neither a flag nor the suite sets one: a pass rate for exact
