@@ -36,7 +36,7 @@ __all__ = [
     "sset_id",
 ]
 
-#: Verdict files per report shard: doit's fan-in check is quadratic in file_dep (doit.md §2.3).
+#: Verdict files per report shard: doit's fan-in check is quadratic in file_dep.
 SHARD_SIZE = 256
 
 Task = dict[str, Any]
@@ -359,7 +359,7 @@ def _kind(task_name: str) -> str:
 @contextlib.contextmanager
 def _quiet_process() -> Iterator[None]:
     """doit swaps sys.stdout for captured output; restore it, and pause GC while tasks load
-    (doit.md §2.3: GC over ~7 KB per task doubled no-op times)."""
+    (garbage collection over the ~7 KB of each task doubled the time of a run with nothing to do)."""
     out, err = sys.stdout, sys.stderr
     gc_was_enabled = gc.isenabled()
     gc.disable()

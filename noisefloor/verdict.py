@@ -173,7 +173,7 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
 def suite_summary(cases: list[dict[str, Any]], settings: RuleSettings) -> dict[str, Any]:
     """The paired mean difference in pass rate across cases, with its case-clustered 95% interval.
 
-    Repeats shrink only the within-case variance; the case is the unit (statistics.md §8).
+    Repeats shrink only the within-case variance; the case is the unit.
     """
     from noisefloor import stats
 

@@ -1,4 +1,4 @@
-"""Rule `band`: the public noisefloor tool's min-max noise band, exactly (research/noisefloor.md §3).
+"""Rule `band`: the public noisefloor tool's min-max noise band, exactly as it publishes it.
 
 Kept for comparison and continuity; its gate holes (all-error sides, error-rate drops) are closed.
 """
@@ -14,7 +14,7 @@ from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 __all__ = ["BandRule", "compare_scorer"]
 
 #: 4/5 - 3/5 = 0.20000000000000007 while 3/5 - 2/5 = 0.19999999999999996: a drop of exactly the
-#: threshold never counts, whatever N (research/noisefloor.md §3).
+#: threshold never counts, whatever N.
 EPS = 1e-9
 
 

@@ -1,6 +1,6 @@
 """Rule `exact`, the default: Fisher exact tests with Tarone's correction, Welch tests with Holm's.
 
-The family-wise false-alarm rate of one check is `alpha`; research/statistics.md §5 has the why.
+The family-wise false-alarm rate of one check is `alpha`, however many cases and scorers it has.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _binary_tests(key: str, b: ScorerBand, c: ScorerBand) -> list[dict[str, Any]
 def _welch_tests(
     key: str, b: ScorerBand, c: ScorerBand
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Welch on the values; constant-and-equal arms are not tests at all (statistics.md §5)."""
+    """Welch on the values; constant-and-equal arms are not tests at all."""
     vb, vc = b.values, c.values
     const_b = all(stats.close(v, vb[0]) for v in vb)
     const_c = all(stats.close(v, vc[0]) for v in vc)

@@ -1,4 +1,4 @@
-"""Rule `wilson`: the quarantine-lane decision table, exactly (research/quarantine-lane.md).
+"""Rule `wilson`: the decision table of the quarantine-lane design, exactly.
 
 A triage rule, not a significance test: flaky cases go to quarantine and never block.
 """

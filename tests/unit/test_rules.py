@@ -1,6 +1,6 @@
 """Unit tests of the decision rules, on bands built by hand.
 
-`band` must match research/noisefloor.md §3 cell for cell, `wilson` the quarantine-lane decision
+`band` must match the public noisefloor tool's published rule cell for cell, `wilson` the quarantine-lane decision
 table row for row, and `exact` the statistics of DESIGN.md §4; `case_frame` and the exit code are
 shared by all three.
 """
@@ -91,7 +91,7 @@ def case_band(
 
 # --- (a) rule `band` -----------------------------------------------------------------------
 
-# research/noisefloor.md §3, "final rule (after #7)": rows are baseline passes (5/5 first),
+# the public tool's final rule (after its #7): rows are baseline passes (5/5 first),
 # columns candidate passes 0/5..5/5.
 BAND_TABLE = """
 5/5  R   R   R   R   R   .
