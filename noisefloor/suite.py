@@ -141,7 +141,10 @@ class Defaults(_Model):
     scorers: list[str | dict[str, Any]] = []
     """Scorers for cases that list none."""
     min_effect: float | None = Field(default=None, ge=0)
+    """As `--min-effect`, which wins over it: a pass rate for rules exact and wilson, score
+    units for band. Rules exact and band take a scorer's own `min_effect` first."""
     suspect_drop: float | None = Field(default=None, ge=0)
+    """As `--suspect-drop`, which wins over it; a scorer's own `suspect_drop` comes first."""
 
 
 class CaseSpec(_Model):
