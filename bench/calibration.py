@@ -1,6 +1,6 @@
 """Calibration: false-alarm rate and power of every rule, through the real verdict code.
 
-Simulates 50-case suites with the case mix of research/statistics.md §2 (70% of cases always
+Simulates 50-case suites with a typical case mix (70% of cases always
 pass, 15% pass with p ~ U[0.8, 0.99], 15% with p ~ U[0.3, 0.8]; continuous suites: 70%
 deterministic cases, 30% noisy N(0, 1)), builds the bands both sides would produce, and asks each
 rule's `compare` and `decide` for verdicts. Prints, per rule and N: the share of unchanged suites
@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from noisefloor.records import CaseBand, ScorerBand  # noqa: E402
 from noisefloor.rules import get_rule  # noqa: E402
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, exit_code_for  # noqa: E402
+from noisefloor.settings import RuleName, RuleSettings  # noqa: E402
+from noisefloor.verdict import Verdict, exit_code_for  # noqa: E402
 
 M = 50
 RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
+from noisefloor.settings import MIN_EFFECT, REPEATS, RuleName, RuleSettings, resolve_settings
 
 __all__ = ["console_main", "main"]
 
@@ -76,13 +77,24 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
+def _repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--repeats", type=_positive, metavar="N", help=help_text)
+
+
+def _alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=RuleSettings.alpha,
+        help=f"{help_text} (default {RuleSettings.alpha:g})",
+    )
+
+
 def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
     parser.add_argument(
         "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
     )
-    parser.add_argument(
-        "--repeats", type=_positive, metavar="N", help="repeats per case (overrides the suite)"
-    )
+    _repeats_option(parser, "repeats per case (overrides the suite)")
     parser.add_argument(
         "--jobs",
         type=_positive,
@@ -151,43 +163,40 @@ def _format_options(parser: argparse.ArgumentParser) -> None:
 def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
     parser.add_argument(
         "--rule",
-        choices=("exact", "band", "wilson"),
+        choices=tuple(RuleName),
         default=default_rule,
         help=f"decision rule (default {default_rule})",
     )
-    parser.add_argument(
-        "--alpha",
-        type=_probability,
-        default=0.05,
-        help="family-wise false-alarm rate per check, rule exact (default 0.05)",
-    )
+    _alpha_option(parser, "family-wise false-alarm rate per check, rule exact")
     parser.add_argument(
         "--min-effect",
         type=_non_negative,
         metavar="X",
-        help="smallest change called a regression: a pass rate for exact (0.10) and wilson "
-        "(0.20); score units of continuous scorers for band (0)",
+        help="smallest change called a regression: a pass rate for exact "
+        f"({MIN_EFFECT[RuleName.EXACT]:.2f}) and wilson ({MIN_EFFECT[RuleName.WILSON]:.2f}); "
+        f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g})",
     )
     parser.add_argument(
         "--suspect-drop",
         type=_non_negative,
         metavar="X",
         help="a pass-rate drop this large that is not significant is inconclusive "
-        "(default: the suite's defaults.suspect_drop, else 0.20)",
+        f"(default: the suite's defaults.suspect_drop, else {RuleSettings.suspect_drop:.2f})",
     )
     parser.add_argument(
         "--min-rate-drop",
         type=_non_negative,
-        default=0.20,
+        default=RuleSettings.min_rate_drop,
         metavar="X",
-        help="rate clause of rule band (default 0.20)",
+        help=f"rate clause of rule band (default {RuleSettings.min_rate_drop:.2f})",
     )
     parser.add_argument(
         "--min-valid",
         type=_positive,
-        default=3,
+        default=RuleSettings.min_valid,
         metavar="N",
-        help="valid repeats needed per side, rules exact and wilson (default 3)",
+        help="valid repeats needed per side, rules exact and wilson "
+        f"(default {RuleSettings.min_valid})",
     )
     parser.add_argument(
         "--strict", action="store_true", help="inconclusive cases fail the check (exit 1)"
@@ -200,9 +209,10 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
     parser.add_argument(
         "--suite-min-effect",
         type=_non_negative,
-        default=0.02,
+        default=RuleSettings.suite_min_effect,
         metavar="X",
-        help="mean pass-rate drop across cases that --suite-gate fails on (default 0.02)",
+        help="mean pass-rate drop across cases that --suite-gate fails on "
+        f"(default {RuleSettings.suite_min_effect:g})",
     )
     parser.add_argument(
         "--allow-target-change",
@@ -216,33 +226,23 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
     )
 
 
-def _settings(args: argparse.Namespace, suite: Any = None) -> Any:
-    """The rule settings: flags first, then the suite's `defaults`, then the rule's own."""
-    from noisefloor.verdict import RuleName, RuleSettings
-
-    defaults = suite.defaults if suite is not None else None
-    min_effect = args.min_effect
-    if min_effect is None and defaults is not None:
-        min_effect = defaults.min_effect
-    suspect = args.suspect_drop
-    if suspect is None:
-        suspect = (
-            defaults.suspect_drop
-            if defaults is not None and defaults.suspect_drop is not None
-            else 0.20
+def _settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
+    """The rule settings: flags first, then the suite's `defaults`, then the built-in ones."""
+    given = {
+        name: getattr(args, name)
+        for name in (
+            "rule",
+            "alpha",
+            "min_effect",
+            "suspect_drop",
+            "min_rate_drop",
+            "min_valid",
+            "strict",
+            "suite_gate",
+            "suite_min_effect",
         )
-    return RuleSettings(
-        rule=RuleName(args.rule),
-        alpha=args.alpha,
-        min_effect=min_effect,
-        suspect_drop=suspect,
-        min_rate_drop=args.min_rate_drop,
-        n_min=args.min_valid,
-        min_valid=args.min_valid,
-        strict=args.strict,
-        suite_gate=args.suite_gate,
-        suite_min_effect=args.suite_min_effect,
-    )
+    }
+    return resolve_settings(given, suite.defaults if suite is not None else None)
 
 
 _EXIT_CODES = """exit codes:
@@ -348,24 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
-    p.add_argument(
-        "--repeats",
-        type=_positive,
-        metavar="N",
-        help="repeats per side (default: the suite's, else 5)",
-    )
+    _repeats_option(p, f"repeats per side (default: the suite's, else {REPEATS})")
     p.add_argument(
         "--cases",
         type=_positive,
         metavar="M",
         help="cases that can fail (default: the suite's, else 50)",
     )
-    p.add_argument(
-        "--alpha",
-        type=_probability,
-        default=0.05,
-        help="family-wise false-alarm rate (default 0.05)",
-    )
+    _alpha_option(p, "family-wise false-alarm rate")
     p.add_argument(
         "--power",
         type=_probability,

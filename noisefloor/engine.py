@@ -12,8 +12,8 @@ import gc
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,8 @@ from noisefloor.errors import NoisefloorError, StoreError
 from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
 from noisefloor.scoring import band_case, score_case, scorer_config
+from noisefloor.settings import RuleSettings, ScorerGate
 from noisefloor.store import Store, has_sample, short_hash
-from noisefloor.verdict import RuleSettings
 
 __all__ = [
     "Comparison",
@@ -32,10 +32,11 @@ __all__ = [
     "comparison_tasks",
     "missing_samples",
     "run_tasks",
+    "scorer_gates",
     "sset_id",
 ]
 
-#: Verdict files per report shard: doit's fan-in check is quadratic in file_dep (doit.md §2.3).
+#: Verdict files per report shard: doit's fan-in check is quadratic in file_dep.
 SHARD_SIZE = 256
 
 Task = dict[str, Any]
@@ -98,7 +99,9 @@ def _label_file(label: str) -> str:
 
 def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> bool:
     paths = _sample_paths(store, case)
-    store.write_bytes(Path(out), _dump(score_case(case.case_id, use, paths)))
+    # the gate thresholds tune verdicts, not scores: they are neither in the file nor its name
+    scorer = use.model_copy(update={"min_effect": None, "suspect_drop": None})
+    store.write_bytes(Path(out), _dump(score_case(case.case_id, scorer, paths)))
     return True
 
 
@@ -170,7 +173,8 @@ def band_tasks(
 
     `scorers` maps case id to the scorers to apply (the candidate's, so that both sides of a
     comparison are scored alike). A score file's path holds everything it depends on: the
-    sample set (sample files never change once written) and the scorer's spec and code hash.
+    sample set (sample files never change once written) and the scorer's spec and code hash;
+    not its gate thresholds (`min_effect`, `suspect_drop`), which the verdict tasks read.
     So a score task is done when its file exists, with no state in doit's database; doit's md5
     check starts at the bands, where it cuts off work when a rescore changed nothing. The
     command line takes samples before it calls doit, so it passes no `sample_action`.
@@ -258,13 +262,16 @@ def _check_case_id(case_id: str) -> None:
 
 
 def _score_key(use: ScorerUse, scorer: dict[str, object]) -> str:
-    config = {
-        **scorer,
-        "label": use.label,
-        "min_effect": use.min_effect,
-        "suspect_drop": use.suspect_drop,
+    return short_hash({**scorer, "label": use.label}, 12)
+
+
+def scorer_gates(uses: Sequence[ScorerUse]) -> dict[str, ScorerGate]:
+    """The thresholds each scorer of a case sets for itself, by label (unset ones left out)."""
+    return {
+        u.label: ScorerGate(u.min_effect, u.suspect_drop)
+        for u in uses
+        if u.min_effect is not None or u.suspect_drop is not None
     }
-    return short_hash(config, 12)
 
 
 @dataclass(frozen=True)
@@ -281,12 +288,14 @@ def comparison_tasks(
     base: dict[str, Path],
     cand: dict[str, Path],
     settings: RuleSettings,
+    gates: Mapping[str, Mapping[str, ScorerGate]],
 ) -> Comparison:
     """Verdict tasks per case, shards of verdicts, and the report that decides the suite.
 
-    Every file is named for what it is computed from (bands, rule and settings), so checking
-    an unchanged target again finds the whole comparison done, and switching rules or flags
-    back and forth never recomputes a file twice.
+    Every file is named for what it is computed from (bands, rule, settings and the case's
+    `gates`, its scorers' own thresholds by label), so checking an unchanged target again finds
+    the whole comparison done, and switching rules or flags back and forth never recomputes a
+    file twice.
     """
     tasks: list[Task] = []
     verdicts: list[str] = []
@@ -294,7 +303,12 @@ def comparison_tasks(
     verdicts_root = os.path.join(store.derived_dir("verdicts", suite), "")
     for case_id in sorted(set(base) | set(cand)):
         b, c = base.get(case_id), cand.get(case_id)
-        key = short_hash([b.name if b else None, c.name if c else None], 12)
+        case_gates = gates.get(case_id, {})
+        named: list[object] = [b.name if b else None, c.name if c else None]
+        if case_gates:
+            named.append(sorted((label, asdict(g)) for label, g in case_gates.items()))
+        key = short_hash(named, 12)
+        case_settings = settings.for_case(case_gates)
         out = f"{verdicts_root}{case_id}@{rule}-{key}.json"
         verdicts.append(out)
         tasks.append(
@@ -302,7 +316,7 @@ def comparison_tasks(
                 "name": f"verdict:{suite}:{case_id}@{rule}-{key}",
                 "file_dep": [str(p) for p in (b, c) if p is not None],
                 "targets": [out],
-                "actions": [(_verdict_action, [store, case_id, b, c, settings, out])],
+                "actions": [(_verdict_action, [store, case_id, b, c, case_settings, out])],
                 "verbosity": 0,
             }
         )
@@ -345,7 +359,7 @@ def _kind(task_name: str) -> str:
 @contextlib.contextmanager
 def _quiet_process() -> Iterator[None]:
     """doit swaps sys.stdout for captured output; restore it, and pause GC while tasks load
-    (doit.md §2.3: GC over ~7 KB per task doubled no-op times)."""
+    (garbage collection over the ~7 KB of each task doubled the time of a run with nothing to do)."""
     out, err = sys.stdout, sys.stderr
     gc_was_enabled = gc.isenabled()
     gc.disable()

@@ -8,7 +8,7 @@ A program's failure is data (a field of a sample); these exceptions are the harn
      ├── StoreError                 a corrupt, missing or foreign file under the store root
      ├── BaselineMissing            no baseline where one is required
      ├── TargetChanged              two runs of different target specs compared without consent
-     └── ScorerError                a scorer that raised (the harness's fault, not the target's)
+     └── UsageError                 a command line that is wrong (unknown flag, bad value)
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ __all__ = [
     "BaselineMissing",
     "ExitCode",
     "NoisefloorError",
-    "ScorerError",
     "StoreError",
     "SuiteError",
     "TargetChanged",
@@ -93,10 +92,6 @@ class BaselineMissing(NoisefloorError):
 
 class TargetChanged(NoisefloorError):
     """The baseline and candidate were produced by different target specs."""
-
-
-class ScorerError(NoisefloorError):
-    """A scorer raised while scoring stored outputs."""
 
 
 class UsageError(NoisefloorError):

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor import __version__
-from noisefloor.engine import EngineStats, band_tasks, comparison_tasks, missing_samples, run_tasks
+from noisefloor.engine import (
+    EngineStats,
+    band_tasks,
+    comparison_tasks,
+    missing_samples,
+    run_tasks,
+    scorer_gates,
+)
 from noisefloor.errors import (
     BaselineMissing,
     StoreError,
@@ -23,11 +30,11 @@ from noisefloor.errors import (
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
+from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
 from noisefloor.suite import Case, Suite
 from noisefloor.targets.factory import BuiltTarget, build_target
 from noisefloor.verdict import (
-    RuleSettings,
     Verdict,
     case_frame,
     exit_code_for,
@@ -525,7 +532,10 @@ def compare_runs(
         view, base.suite, [c for c in base.cases if c.case_id not in same], scorers
     )
     base_bands = {**{cid: cand_side.bands[cid] for cid in same}, **base_side.bands}
-    comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings)
+    # a case's scorers' own thresholds, from the scorers it was scored with
+    gates = {c.case_id: scorer_gates(c.scorers) for c in base.cases}
+    gates.update((cid, scorer_gates(uses)) for cid, uses in scorers.items())
+    comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings, gates)
     stats = run_tasks(view, base_side.tasks + cand_side.tasks + comparison.tasks)
     data = view.read_json(comparison.report)
     base_reps = {c.case_id: c.repeats for c in base.cases}
@@ -676,7 +686,7 @@ def check_suite(
     if needed < 2:
         raise UsageError(
             f"a check needs at least 2 repeats per case to measure noise; got {needed}",
-            hint="raise --repeats (5 is the default); `noisefloor run` takes single samples",
+            hint=f"raise --repeats ({REPEATS} is the default); `noisefloor run` takes single samples",
         )
     built = build_target(suite, store.root)
     base = None

@@ -335,7 +335,7 @@ def _read_sample(store_root: Path, rel: str) -> Row | None:
 
 def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
     # what a score file must hold to be the run's; min_effect and suspect_drop tune the gate,
-    # not pass or fail, and are already in the file's name
+    # not pass or fail, and are in neither the file nor its name
     params = orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS)
     return use.label, use.name, params, use.impl_hash
 

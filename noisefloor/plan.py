@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noisefloor import stats
+from noisefloor.settings import REPEATS
 from noisefloor.store import Store
 
 __all__ = ["CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
@@ -53,7 +54,7 @@ def plan_inputs(
             source += f", baseline {pointer.run_id}"
             if pmins is None:
                 source += " without its samples: K = M"
-    repeats = repeats or 5
+    repeats = repeats or REPEATS
     cases = cases or 50
     threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases
     return PlanInputs(repeats, cases, alpha, threshold, source)

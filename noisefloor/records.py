@@ -27,7 +27,7 @@ __all__ = [
 
 RUN_VERSION = 1
 SCORE_VERSION = 1
-BAND_VERSION = 2
+BAND_VERSION = 3
 
 
 class _Record(BaseModel):
@@ -165,6 +165,7 @@ class ScoreFile(_Record):
     version: int = SCORE_VERSION
     case_id: str
     scorer: ScorerUse
+    """The scorer without its gate thresholds: they tune verdicts, not scores."""
     kind: str
     direction: str
     repeats: list[RepeatScore]
@@ -192,8 +193,6 @@ class ScorerBand(_Record):
     direction: str
     impl_hash: str
     params: dict[str, Any]
-    min_effect: float | None = None
-    suspect_drop: float | None = None
     n: int
     """Valid repeats: passes, fails and target errors (infrastructure and scorer errors excluded)."""
     k: int

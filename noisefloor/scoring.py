@@ -204,8 +204,6 @@ def band_case(
                 direction=score.direction,
                 impl_hash=use.impl_hash,
                 params=use.params,
-                min_effect=use.min_effect,
-                suspect_drop=use.suspect_drop,
                 n=counts[RepeatStatus.PASS]
                 + counts[RepeatStatus.FAIL]
                 + counts[RepeatStatus.TARGET_ERROR],

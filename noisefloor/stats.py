@@ -37,10 +37,10 @@ __all__ = [
     "wilson",
 ]
 
-#: Absolute and relative tolerance for "equal" scores and "zero" variances (statistics.md §5).
+#: Absolute and relative tolerance for "equal" scores and "zero" variances.
 TOL = 1e-9
 #: Relative slack when a p-value is compared with a threshold, so that attainable values such as
-#: 0.05 at N=3 are not lost to rounding in alpha/K (statistics.md §5 step 2).
+#: 0.05 at N=3 are not lost to rounding in alpha/K.
 P_RTOL = 1e-12
 
 # The two-sided 95% normal quantile, as scipy computes it for Wilson intervals.
@@ -94,7 +94,7 @@ def _check_prob(p: float, name: str) -> None:
 
 
 def _hypergeom_weight(big_k: int, n_b: int, n_c: int, x: int) -> int:
-    """Number of ways the baseline's n_b draws hold x of the big_k passes (statistics.md §5)."""
+    """Number of ways the baseline's n_b draws hold x of the big_k passes."""
     return math.comb(big_k, x) * math.comb(n_b + n_c - big_k, n_b - x)
 
 
@@ -198,8 +198,7 @@ def tarone(pmins: Sequence[float], alpha: float) -> int:
     """Tarone's K for discrete tests: the smallest K >= 1 with #{i : pmin_i <= alpha/K} <= K.
 
     A case whose smallest attainable p-value exceeds alpha/K can never be rejected, so it is
-    left out of the count and costs no alpha: an all-pass case (pmin = 1) is free
-    (statistics.md §5 step 2).
+    left out of the count and costs no alpha: an all-pass case (pmin = 1) is free.
 
     Args:
         pmins: Each case's smallest attainable p-value given its margins.
@@ -364,8 +363,8 @@ class WelchResult:
 def welch(b: Sequence[float], c: Sequence[float], level: float = 0.95) -> WelchResult:
     """Welch t test and interval for the mean difference candidate - baseline.
 
-    When both sample variances are zero within `TOL` the change is deterministic
-    (statistics.md §5, continuous scorer): equal means give p = 1 both ways, otherwise p = 0
+    When both sample variances are zero within `TOL` the change is deterministic: equal
+    means give p = 1 both ways, otherwise p = 0
     in the direction of the change and 1 the other way, with df = nan and a point interval.
 
     Args:
@@ -425,7 +424,7 @@ def welch(b: Sequence[float], c: Sequence[float], level: float = 0.95) -> WelchR
 def paired_mean_ci(
     diffs: Sequence[float], level: float = 0.95, *, bounds: tuple[float, float] | None = None
 ) -> tuple[float, float, float]:
-    """Mean per-case difference with its case-clustered t interval (statistics.md §8).
+    """Mean per-case difference with its case-clustered t interval.
 
     Each case contributes one difference, so repeats shrink only the within-case variance and
     the interval's width reflects how much cases disagree.
@@ -479,8 +478,8 @@ def _regress_boundary(n_b: int, n_c: int, threshold: float) -> tuple[int, ...]:
     The p-value rises with k_c and falls with k_b, so the rejection region is a staircase that
     one walk of n_b + n_c steps traces. Each step updates the tail's integer numerator over the
     fixed denominator C(n_b + n_c, n_b) exactly, so every p compared is the one
-    `fisher_regress` returns, at O(1) big-integer operations per step (statistics.md §7: power
-    must be checked exactly, for every n).
+    `fisher_regress` returns, at O(1) big-integer operations per step (the power of a discrete
+    test is not monotone in n, so it is checked exactly, for every n).
     """
     big_n = n_b + n_c
     denom = math.comb(big_n, n_b)
@@ -524,7 +523,7 @@ def min_detectable_drop(k_b: int, n_b: int, n_c: int, threshold: float) -> float
     """Smallest observed drop in pass rate that `fisher_regress` would flag at this threshold.
 
     Printed next to an unchanged case so that "no significant change" is never read as proven
-    equal (statistics.md §6).
+    equal.
 
     Args:
         k_b: Baseline passes.
@@ -596,7 +595,7 @@ def repeats_needed(
     """Smallest repeats per arm for the one-sided Fisher test to reach the power.
 
     Power is not monotone in n for a discrete test, so every n from 1 up is checked exactly and
-    the first that reaches the power is returned (statistics.md §7).
+    the first that reaches the power is returned.
 
     Args:
         p_b: True baseline pass rate.

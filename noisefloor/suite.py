@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -27,6 +27,7 @@ from pydantic import (
 from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError, UsageError
 from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
+from noisefloor.settings import REPEATS
 from noisefloor.templating import placeholder_problems
 
 __all__ = [
@@ -135,12 +136,15 @@ class TargetSpec(_Model):
 class Defaults(_Model):
     """Settings every case inherits."""
 
-    repeats: int = Field(default=5, ge=1)
+    repeats: int = Field(default=REPEATS, ge=1)
     """Repeats per case."""
     scorers: list[str | dict[str, Any]] = []
     """Scorers for cases that list none."""
     min_effect: float | None = Field(default=None, ge=0)
+    """As `--min-effect`, which wins over it: a pass rate for rules exact and wilson, score
+    units for band. Rules exact and band take a scorer's own `min_effect` first."""
     suspect_drop: float | None = Field(default=None, ge=0)
+    """As `--suspect-drop`, which wins over it; a scorer's own `suspect_drop` comes first."""
 
 
 class CaseSpec(_Model):
@@ -202,7 +206,6 @@ class Suite:
     defaults: Defaults
     cases: tuple[Case, ...]
     redact: tuple[str, ...] = ()
-    lines: dict[str, int] = field(default_factory=dict)
     cases_path: Path | None = None
     """The `cases_file` the cases came from, if any."""
 
@@ -537,7 +540,6 @@ def _validate(
     failed = {loc for loc, _ in env_problems}
     problems: list[tuple[str, tuple[Any, ...], str]] = []  # (file, loc, message)
     problems.extend((shown, loc, msg) for loc, msg in env_problems)
-    file_lines: dict[str, _LineMap | dict[int, int]] = {}
 
     jsonl_cases: list[tuple[int, Any, set[Loc]]] = []
     cases_file = data.get("cases_file")
@@ -626,7 +628,6 @@ def _validate(
 
     if problems:
         lines = _LineMap(text)
-        file_lines[shown] = lines
         rendered = []
         for file, loc, msg in problems:
             flag = next((f for at, (f, _) in given.items() if loc[: len(at)] == at), None)

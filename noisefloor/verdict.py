@@ -10,15 +10,13 @@ import math
 import statistics as pystats
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from noisefloor.errors import ExitCode
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.settings import RuleSettings
 
 __all__ = [
-    "RuleName",
-    "RuleSettings",
     "Verdict",
     "case_frame",
     "exit_code_for",
@@ -49,47 +47,6 @@ class Verdict(enum.StrEnum):
 
 #: Worst first: the order of reports, and which scorer verdict a case takes.
 SEVERITY = list(Verdict)
-
-
-class RuleName(enum.StrEnum):
-    """The decision rules."""
-
-    #: Fisher exact per case with Tarone across cases; Welch with Holm for continuous scorers.
-    EXACT = "exact"
-    #: The min-max noise band of the public noisefloor tool.
-    BAND = "band"
-    #: The quarantine-lane triage rule: Wilson intervals that must not overlap.
-    WILSON = "wilson"
-
-
-@dataclass(frozen=True)
-class RuleSettings:
-    """Every knob a rule reads; the defaults are the documented ones."""
-
-    rule: RuleName = RuleName.EXACT
-    alpha: float = 0.05
-    """Family-wise false-alarm rate per check (exact)."""
-    min_effect: float | None = None
-    """Smallest change called a regression; None: 0.10 pass rate (exact), 0.0 (band), 0.20 (wilson)."""
-    suspect_drop: float = 0.20
-    """A drop at least this large that is not significant is inconclusive (exact)."""
-    min_rate_drop: float = 0.20
-    """Rate clause of the band rule."""
-    n_min: int = 3
-    """Fewer valid repeats on either side is inconclusive (exact)."""
-    min_valid: int = 3
-    """Fewer valid repeats on either side is inconclusive (wilson)."""
-    strict: bool = False
-    """Inconclusive fails the check."""
-    suite_gate: bool = False
-    """Fail when the suite-level paired difference lies wholly below -suite_min_effect."""
-    suite_min_effect: float = 0.02
-
-    def config(self) -> dict[str, Any]:
-        """JSON-able form, for doit's config_changed and the report."""
-        out = asdict(self)
-        out["rule"] = self.rule.value
-        return out
 
 
 def label_order(label: str) -> tuple[int, str]:
@@ -216,7 +173,7 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
 def suite_summary(cases: list[dict[str, Any]], settings: RuleSettings) -> dict[str, Any]:
     """The paired mean difference in pass rate across cases, with its case-clustered 95% interval.
 
-    Repeats shrink only the within-case variance; the case is the unit (statistics.md §8).
+    Repeats shrink only the within-case variance; the case is the unit.
     """
     from noisefloor import stats
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from noisefloor.records import CaseBand
-from noisefloor.verdict import RuleName, RuleSettings
+from noisefloor.settings import RuleName, RuleSettings
 
 __all__ = ["Rule", "get_rule"]
 

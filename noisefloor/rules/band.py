@@ -1,4 +1,4 @@
-"""Rule `band`: the public noisefloor tool's min-max noise band, exactly (research/noisefloor.md §3).
+"""Rule `band`: the public noisefloor tool's min-max noise band, exactly as it publishes it.
 
 Kept for comparison and continuity; its gate holes (all-error sides, error-rate drops) are closed.
 """
@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
+from noisefloor.settings import RuleName, RuleSettings
+from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 
 __all__ = ["BandRule", "compare_scorer"]
 
 #: 4/5 - 3/5 = 0.20000000000000007 while 3/5 - 2/5 = 0.19999999999999996: a drop of exactly the
-#: threshold never counts, whatever N (research/noisefloor.md §3).
+#: threshold never counts, whatever N.
 EPS = 1e-9
 
 
@@ -76,7 +77,6 @@ class BandRule:
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
     ) -> dict[str, Any]:
         """Judge one case on its own (the band rule has no correction across cases)."""
-        min_effect = settings.min_effect if settings.min_effect is not None else 0.0
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         frame = case_frame(base, cand)
@@ -87,7 +87,7 @@ class BandRule:
                 verdict = Verdict.UNMEASURED
                 reason = "only on one side" if frame is None else "see the case verdict"
             else:
-                me = b.min_effect if b.min_effect is not None else min_effect
+                me = settings.scorer(key).value_min_effect
                 verdict, reason = compare_scorer(b, c, settings.min_rate_drop, me)
             scorers.append(
                 {

@@ -1,22 +1,22 @@
 """Rule `exact`, the default: Fisher exact tests with Tarone's correction, Welch tests with Holm's.
 
-The family-wise false-alarm rate of one check is `alpha`; research/statistics.md §5 has the why.
+The family-wise false-alarm rate of one check is `alpha`, however many cases and scorers it has.
 """
 
 from __future__ import annotations
 
 import math
 import statistics as pystats
+from dataclasses import asdict
 from typing import Any
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
+from noisefloor.settings import RuleName, RuleSettings
+from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 
 __all__ = ["ExactRule"]
 
-#: Default minimum effect on a pass rate (statistics.md §5, step 3).
-BINARY_MIN_EFFECT = 0.10
 #: Families of tests corrected together: discrete ones with Tarone, continuous ones with Holm.
 DISCRETE = ("errors", "regress", "improve")
 CONTINUOUS = ("worse", "better")
@@ -49,7 +49,7 @@ def _binary_tests(key: str, b: ScorerBand, c: ScorerBand) -> list[dict[str, Any]
 def _welch_tests(
     key: str, b: ScorerBand, c: ScorerBand
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Welch on the values; constant-and-equal arms are not tests at all (statistics.md §5)."""
+    """Welch on the values; constant-and-equal arms are not tests at all."""
     vb, vc = b.values, c.values
     const_b = all(stats.close(v, vb[0]) for v in vb)
     const_c = all(stats.close(v, vc[0]) for v in vc)
@@ -135,9 +135,6 @@ class ExactRule:
                 "candidate": side(c),
                 "evidence": {},
             }
-            gate = c or b
-            assert gate is not None
-            entry["gate"] = {"min_effect": gate.min_effect, "suspect_drop": gate.suspect_drop}
             if frame is not None or b is None or c is None:
                 entry.update(
                     verdict=Verdict.UNMEASURED.value,
@@ -148,18 +145,20 @@ class ExactRule:
                     verdict=Verdict.UNMEASURED.value,
                     reason="measured with several calls at once; timing not comparable (use --jobs 1)",
                 )
-            elif min(b.n, c.n) < settings.n_min:
+            elif min(b.n, c.n) < settings.min_valid:
                 entry.update(
                     verdict=Verdict.INCONCLUSIVE.value,
-                    reason=f"only {min(b.n, c.n)} valid repeat(s) on one side; {settings.n_min} needed",
+                    reason=f"only {min(b.n, c.n)} valid repeat(s) on one side; {settings.min_valid} needed",
                 )
             else:
                 entry["pending"] = True
+                # `decide` sees every case with the rule-wide settings: resolve this case's here
+                entry["gate"] = asdict(settings.scorer(key, continuous=b.kind == "continuous"))
                 tests.extend(_binary_tests(key, b, c))
                 if (
                     b.kind == "continuous"
-                    and len(b.values) >= settings.n_min
-                    and len(c.values) >= settings.n_min
+                    and len(b.values) >= settings.min_valid
+                    and len(c.values) >= settings.min_valid
                 ):
                     welch_tests, evidence = _welch_tests(key, b, c)
                     tests.extend(welch_tests)
@@ -286,11 +285,7 @@ class ExactRule:
         reg, imp = tests["regress"], tests["improve"]
         rb, rc = b["k"] / b["n"], c["k"] / c["n"]
         drop = rb - rc
-        rate_me = settings.min_effect if settings.min_effect is not None else BINARY_MIN_EFFECT
-        me = gate["min_effect"] if gate["min_effect"] is not None and not is_continuous else rate_me
-        suspect = (
-            gate["suspect_drop"] if gate["suspect_drop"] is not None else settings.suspect_drop
-        )
+        me, suspect = gate["min_effect"], gate["suspect_drop"]
         lo, hi = stats.newcombe(b["k"], b["n"], c["k"], c["n"])
         mde = stats.min_detectable_drop(b["k"], b["n"], c["n"], reg["threshold"])
         b["wilson"] = [_r(x) for x in stats.wilson(b["k"], b["n"])]
@@ -338,7 +333,7 @@ class ExactRule:
         # values (continuous scorers)
         values = evidence.get("values")
         if is_continuous and values is not None:
-            cme = gate["min_effect"] if gate["min_effect"] is not None else 0.0
+            cme = gate["value_min_effect"]
             higher_better = values["direction"] != "lower_is_better"
             diff = values["diff"]
             bad = -diff if higher_better else diff  # how much worse the candidate is

@@ -1,4 +1,4 @@
-"""Rule `wilson`: the quarantine-lane decision table, exactly (research/quarantine-lane.md).
+"""Rule `wilson`: the decision table of the quarantine-lane design, exactly.
 
 A triage rule, not a significance test: flaky cases go to quarantine and never block.
 """
@@ -9,12 +9,10 @@ from typing import Any
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
+from noisefloor.settings import RuleName, RuleSettings
+from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 
 __all__ = ["WilsonRule", "decide_scorer"]
-
-#: The design's default minimum drop in pass rate.
-MIN_EFFECT = 0.20
 
 
 def _counts(band: ScorerBand) -> tuple[int, int, int]:
@@ -56,7 +54,6 @@ class WilsonRule:
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
     ) -> dict[str, Any]:
         """Judge one case: the worst of its scorers' decisions."""
-        min_effect = settings.min_effect if settings.min_effect is not None else MIN_EFFECT
         # The design's table judges a crash as a fail, so one broken side reads as the table
         # says; no valid result on either side takes the shared frame, which names the outcomes.
         frame = None
@@ -67,6 +64,7 @@ class WilsonRule:
         scorers: list[dict[str, Any]] = []
         for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
             b, c = base_scorers.get(key), cand_scorers.get(key)
+            min_effect = settings.scorer(key).min_effect
             if frame is not None or b is None or c is None:
                 verdict, reason = (
                     Verdict.UNMEASURED,

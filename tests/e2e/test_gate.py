@@ -315,6 +315,50 @@ def test_scorer_edit_rescores_only_the_edited_case(cli, project):
     assert report["work"]["executed"]["score"] == 1  # one scorer of one case, one sample set
 
 
+def half_broken(cli, project: Path) -> tuple[Path, Path]:
+    """A one-case suite at 10 repeats whose baseline passes 10/10, then a new version of the
+    target that answers off-topic on every other repeat (5/10: a significant drop of 0.5)."""
+    suite, log = logged_suite(project, cases=[answer_case("alpha")], repeats=10)
+    cli("check", suite)
+    code = project / "fake_target.py"
+    code.write_text(code.read_text().replace('("flake-every", int, 0)', '("flake-every", int, 2)'))
+    return suite, log
+
+
+def test_editing_a_scorer_threshold_reruns_verdicts_only(cli, project):
+    """A gate threshold tunes the verdict, not the scores: editing it scores nothing again."""
+    suite, log = half_broken(cli, project)
+    first = cli("check", suite, "--format", "json")
+    assert (first.code, first.json()["counts"]) == (1, {"regressed": 1})  # 10/10 -> 5/10
+    assert calls(log) == 20
+    doc = yaml.safe_load(suite.read_text())
+    doc["cases"][0]["scorers"][1]["min_effect"] = 0.6
+    suite.write_text(yaml.safe_dump(doc))
+
+    second = cli("check", suite, "--format", "json")
+
+    report = second.json()
+    assert second.code == 0
+    assert report["counts"] == {"inconclusive": 1}  # a drop of 0.5, below the 0.6 now asked
+    assert report["cases"][0]["scorers"][1]["evidence"]["min_effect"] == 0.6
+    assert calls(log) == 20
+    executed = report["work"]["executed"]
+    assert executed["verdict"] == 1
+    assert not {"sample", "score", "band"} & set(executed), executed
+
+
+def test_min_effect_from_the_flag_over_the_suite_defaults_over_the_rule(cli, project):
+    suite, _ = half_broken(cli, project)
+    assert cli("check", suite).code == 1  # the rule's 0.10
+    doc = yaml.safe_load(suite.read_text())
+    doc["defaults"]["min_effect"] = 0.6
+    suite.write_text(yaml.safe_dump(doc))
+    report = cli("check", suite, "--format", "json").json()
+    assert (report["counts"], report["settings"]["min_effect"]) == ({"inconclusive": 1}, 0.6)
+    report = cli("check", suite, "--min-effect", "0.1", "--format", "json").json()
+    assert (report["counts"], report["settings"]["min_effect"]) == ({"regressed": 1}, 0.1)
+
+
 def test_raising_repeats_runs_only_the_new_repeats(cli, project):
     suite, log = logged_suite(project, repeats=3)
     cli("check", suite)

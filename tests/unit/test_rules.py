@@ -1,6 +1,6 @@
 """Unit tests of the decision rules, on bands built by hand.
 
-`band` must match research/noisefloor.md §3 cell for cell, `wilson` the quarantine-lane decision
+`band` must match the public noisefloor tool's published rule cell for cell, `wilson` the quarantine-lane decision
 table row for row, and `exact` the statistics of DESIGN.md §4; `case_frame` and the exit code are
 shared by all three.
 """
@@ -19,7 +19,8 @@ from noisefloor.rules import get_rule
 from noisefloor.rules.band import BandRule, compare_scorer
 from noisefloor.rules.exact import ExactRule
 from noisefloor.rules.wilson import WilsonRule, decide_scorer
-from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, exit_code_for
+from noisefloor.settings import RuleName, RuleSettings, ScorerGate
+from noisefloor.verdict import Verdict, case_frame, exit_code_for
 
 R, IMP, U = Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED
 
@@ -36,7 +37,6 @@ def scorer_band(
     scorer_errors: int = 0,
     reliable: bool = True,
     label: str = "0:contains",
-    min_effect: float | None = None,
 ) -> ScorerBand:
     """A scorer's band: `k` passes out of `n` valid repeats (target errors among the fails)."""
     if values is None:
@@ -48,7 +48,6 @@ def scorer_band(
         direction=direction,
         impl_hash="0" * 16,
         params={},
-        min_effect=min_effect,
         n=n,
         k=k,
         target_errors=target_errors,
@@ -92,7 +91,7 @@ def case_band(
 
 # --- (a) rule `band` -----------------------------------------------------------------------
 
-# research/noisefloor.md §3, "final rule (after #7)": rows are baseline passes (5/5 first),
+# the public tool's final rule (after its #7): rows are baseline passes (5/5 first),
 # columns candidate passes 0/5..5/5.
 BAND_TABLE = """
 5/5  R   R   R   R   R   .
@@ -636,10 +635,11 @@ def test_exact_continuous_constant_and_equal_is_unchanged() -> None:
 def test_exact_continuous_constant_but_different_is_a_deterministic_change(
     cand: float, min_effect: float | None, direction: str, expected: str
 ) -> None:
-    base_band = continuous([3.0] * 5, direction=direction, min_effect=min_effect)
-    cand_band = continuous([cand] * 5, direction=direction, min_effect=min_effect)
+    base_band = continuous([3.0] * 5, direction=direction)
+    cand_band = continuous([cand] * 5, direction=direction)
+    gates = {base_band.label: ScorerGate(min_effect=min_effect)}
 
-    cases, _ = exact([(case_band(base_band), case_band(cand_band))])
+    cases, _ = exact([(case_band(base_band), case_band(cand_band))], gates=gates)
 
     assert cases["c"]["verdict"] == expected
     if expected != "unchanged":

@@ -1,6 +1,6 @@
-"""Tests for noisefloor.stats: scipy is the oracle on random inputs; the note's tables are examples.
+"""Tests for noisefloor.stats: scipy is the oracle on random inputs; known values are examples.
 
-Every binary statistic is checked against scipy to 1e-9; power values reproduce statistics.md §3.
+Every binary statistic is checked against scipy to 1e-9; power values reproduce worked examples.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def test_fisher_min_is_the_most_extreme_table(table: tuple[int, int, int, int]) 
 
 
 def test_fisher_known_values() -> None:
-    # All-pass vs all-fail: 1 / C(2n, n) (statistics.md §1).
+    # All-pass vs all-fail: 1 / C(2n, n).
     for n, expected in ((3, 1 / 20), (5, 1 / 252), (10, 1 / 184756)):
         assert fisher_regress(n, n, 0, n) == pytest.approx(expected, rel=1e-15)
         assert fisher_regress_min(n, n, 0, n) == pytest.approx(expected, rel=1e-15)
@@ -266,7 +266,7 @@ def test_wilson_edges() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
     assert wilson(0, 3)[0] == 0.0
     assert wilson(3, 3)[1] == 1.0
-    # statistics.md §4: 3/3 and 0/3 intervals overlap.
+    # 3/3 and 0/3 intervals overlap.
     assert wilson(3, 3)[0] == pytest.approx(0.44, abs=0.01)
     assert wilson(0, 3)[1] == pytest.approx(0.56, abs=0.01)
 
@@ -425,7 +425,8 @@ def test_paired_mean_ci_within_bounds_is_scipys_interval_clipped(
 
 
 def test_suite_interval_of_few_cases_stays_within_a_pass_rate_change() -> None:
-    from noisefloor.verdict import RuleSettings, suite_summary
+    from noisefloor.settings import RuleSettings
+    from noisefloor.verdict import suite_summary
 
     def case(base: float, cand: float) -> dict[str, Any]:
         sides = {"baseline": {"rate": base}, "candidate": {"rate": cand}}
@@ -538,7 +539,7 @@ def test_repeats_needed_reproduces_power_table(
 
 
 def test_repeats_needed_with_stored_baseline() -> None:
-    # statistics.md §7: 1.0 -> 0.6 needs 7 candidate repeats at 0.01 with 100 stored runs.
+    # 1.0 -> 0.6 needs 7 candidate repeats at 0.01 with 100 stored runs.
     assert repeats_needed(1.0, 0.6, 0.01, n_baseline=100) == 7
 
 

@@ -1,0 +1,142 @@
+"""Settings resolved once: flags over the suite's `defaults` over the built-in defaults.
+
+Every default is written here and only here; rules ask `RuleSettings.scorer` for the effective
+thresholds of each scorer instead of resolving them themselves.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "MIN_EFFECT",
+    "REPEATS",
+    "VALUE_MIN_EFFECT",
+    "RuleName",
+    "RuleSettings",
+    "ScorerGate",
+    "ScorerSettings",
+    "resolve_settings",
+]
+
+
+class RuleName(enum.StrEnum):
+    """The decision rules."""
+
+    #: Fisher exact per case with Tarone across cases; Welch with Holm for continuous scorers.
+    EXACT = "exact"
+    #: The min-max noise band of the public noisefloor tool.
+    BAND = "band"
+    #: The quarantine-lane triage rule: Wilson intervals that must not overlap.
+    WILSON = "wilson"
+
+
+#: Repeats per case when neither a flag nor the suite sets them.
+REPEATS = 5
+#: Smallest change of a continuous score called a regression, in score units.
+VALUE_MIN_EFFECT = 0.0
+#: The rule-wide `min_effect` when neither a flag nor the suite sets one: a pass rate for exact
+#: and wilson; score units for band, whose pass rates have a clause of their own (min_rate_drop).
+MIN_EFFECT = {RuleName.EXACT: 0.10, RuleName.BAND: VALUE_MIN_EFFECT, RuleName.WILSON: 0.20}
+
+
+@dataclass(frozen=True)
+class ScorerGate:
+    """The thresholds a scorer entry of the suite sets for itself (None: not set)."""
+
+    min_effect: float | None = None
+    """In the scorer's own units: a pass rate for pass/fail scorers, score units otherwise."""
+    suspect_drop: float | None = None
+
+
+@dataclass(frozen=True)
+class ScorerSettings:
+    """The thresholds that apply to one scorer of one case, every default resolved."""
+
+    min_effect: float
+    """Smallest pass-rate change called a regression."""
+    value_min_effect: float
+    """Smallest change of a continuous score called a regression, in score units."""
+    suspect_drop: float
+    """A pass-rate drop at least this large that is not significant is inconclusive (exact)."""
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """Every knob a rule reads; the defaults are the documented ones."""
+
+    rule: RuleName = RuleName.EXACT
+    alpha: float = 0.05
+    """Family-wise false-alarm rate per check (exact)."""
+    min_effect: float | None = None
+    """Smallest change called a regression, from a flag or the suite; None: `MIN_EFFECT`."""
+    suspect_drop: float = 0.20
+    """A drop at least this large that is not significant is inconclusive (exact)."""
+    min_rate_drop: float = 0.20
+    """Rate clause of the band rule."""
+    min_valid: int = 3
+    """Fewer valid repeats on either side is inconclusive (exact and wilson)."""
+    strict: bool = False
+    """Inconclusive fails the check."""
+    suite_gate: bool = False
+    """Fail when the suite-level paired difference lies wholly below -suite_min_effect."""
+    suite_min_effect: float = 0.02
+    gates: Mapping[str, ScorerGate] = field(default_factory=dict)
+    """The scorers' own thresholds, by label, for the case being judged (`for_case`)."""
+
+    def config(self) -> dict[str, Any]:
+        """JSON-able form, for file names and the report (the scorers' own gates excluded).
+
+        `n_min` repeats `min_valid`: reports named the exact rule's minimum so before the two
+        settings became one.
+        """
+        out = asdict(self)
+        del out["gates"]
+        out["rule"] = self.rule.value
+        out["n_min"] = self.min_valid
+        return out
+
+    def for_case(self, gates: Mapping[str, ScorerGate]) -> RuleSettings:
+        """These settings with the scorers' own thresholds of one case."""
+        return replace(self, gates=gates)
+
+    def scorer(self, label: str, continuous: bool = False) -> ScorerSettings:
+        """The effective thresholds of one scorer: its own, else the rule-wide ones, else the
+        defaults. A scorer's own `min_effect` is in its own units, so it replaces the pass-rate
+        threshold of pass/fail scorers only (exact); wilson's table has no per-scorer threshold."""
+        own = self.gates.get(label, ScorerGate())
+        rule_wide = self.min_effect if self.min_effect is not None else MIN_EFFECT[self.rule]
+        if self.rule is RuleName.BAND:
+            value = own.min_effect if own.min_effect is not None else rule_wide
+            return ScorerSettings(rule_wide, value, self.suspect_drop)
+        if self.rule is RuleName.WILSON:
+            return ScorerSettings(rule_wide, VALUE_MIN_EFFECT, self.suspect_drop)
+        rate = own.min_effect if own.min_effect is not None and not continuous else rule_wide
+        value = own.min_effect if own.min_effect is not None else VALUE_MIN_EFFECT
+        suspect = own.suspect_drop if own.suspect_drop is not None else self.suspect_drop
+        return ScorerSettings(rate, value, suspect)
+
+
+#: Settings a suite's `defaults` may set, under the flag's name.
+SUITE_DEFAULTS = ("min_effect", "suspect_drop")
+
+
+def resolve_settings(given: Mapping[str, Any], suite_defaults: object = None) -> RuleSettings:
+    """The rule settings: a value given (not None) first, then the suite's `defaults`, then the
+    built-in default.
+
+    Args:
+        given: Values by setting name, None where the flag was not given.
+        suite_defaults: The suite's `defaults` (None when comparing stored runs).
+    """
+    values = {k: v for k, v in given.items() if v is not None}
+    for key in SUITE_DEFAULTS:
+        suite_value = getattr(suite_defaults, key, None)
+        if key not in values and suite_value is not None:
+            values[key] = suite_value
+    if "rule" in values:
+        values["rule"] = RuleName(values["rule"])
+    return RuleSettings(**values)
