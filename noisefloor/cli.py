@@ -13,10 +13,13 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
+
+if TYPE_CHECKING:
+    from noisefloor.report.model import Report
 
 __all__ = ["console_main", "main"]
 
@@ -487,16 +490,16 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
             progress.stop()
 
 
-def _report_out(report: dict[str, Any], args: argparse.Namespace) -> int:
+def _report_out(report: Report, args: argparse.Namespace) -> int:
     from noisefloor.report import render_report
 
     if args.output is not None:
         _emit(render_report(report, "terminal"), args, render_report(report, args.format))
     else:
         _emit(render_report(report, args.format), args)
-    for warning in report.get("warnings", []) if args.format != "terminal" else []:
+    for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
-    return int(report["exit_code"])
+    return report.exit_code
 
 
 def _run_summary(result: Any) -> dict[str, Any]:
@@ -552,8 +555,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
     # other formats print every warning on stderr already
-    if args.format == "terminal" and (report.get("adopted") or report["baseline"] is None):
-        print(f"NOTE: {report['warnings'][0]}", file=sys.stderr)
+    if args.format == "terminal" and (report.adopted or report.baseline is None):
+        print(f"NOTE: {report.warnings[0]}", file=sys.stderr)
     return _report_out(report, args)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import CaseReport, ComparedCase, RuleSummary
 from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
 
 __all__ = ["BandRule", "compare_scorer"]
@@ -74,7 +75,7 @@ class BandRule:
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
+    ) -> ComparedCase:
         """Judge one case on its own (the band rule has no correction across cases)."""
         min_effect = settings.min_effect if settings.min_effect is not None else 0.0
         base_scorers = {s.label: s for s in base.scorers} if base else {}
@@ -102,18 +103,22 @@ class BandRule:
         if frame is None:
             assert base is not None and cand is not None
             frame = _valid_rate_clause(base, cand, settings.min_rate_drop) or _from_scorers(scorers)
-        return {
-            "case_id": case_id,
-            "verdict": Verdict(frame["verdict"]).value,
-            "reason": frame["reason"],
-            "scorers": scorers,
-        }
+        return ComparedCase.model_validate(
+            {
+                "case_id": case_id,
+                "verdict": Verdict(frame["verdict"]).value,
+                "reason": frame["reason"],
+                "scorers": scorers,
+            }
+        )
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, cases: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Nothing to correct across cases: the band rule decides case by case."""
-        return cases, {"procedure": "min-max band per case, no correction across cases"}
+        return [c.decided() for c in cases], RuleSummary(
+            procedure="min-max band per case, no correction across cases"
+        )
 
 
 def _valid_rate_clause(

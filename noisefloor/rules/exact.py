@@ -11,6 +11,7 @@ from typing import Any
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import CaseReport, ComparedCase, RuleSummary
 from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
 
 __all__ = ["ExactRule"]
@@ -108,7 +109,7 @@ class ExactRule:
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
+    ) -> ComparedCase:
         """Per-case statistics; the verdicts wait for `decide`, which knows every case."""
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
@@ -170,12 +171,13 @@ class ExactRule:
             case.update(verdict=Verdict(frame["verdict"]).value, reason=frame["reason"])
         if base is not None and cand is not None:
             case["valid"] = {"baseline": [base.ok, base.valid], "candidate": [cand.ok, cand.valid]}
-        return case
+        return ComparedCase.model_validate(case)
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, compared: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Corrections across cases, then each scorer's and case's verdict."""
+        cases = [c.dump() for c in compared]
         all_tests = [t for c in cases for t in c.get("tests", [])]
         alphas = _family_alphas(all_tests, settings.alpha)
         thresholds: dict[str, float] = {}
@@ -216,7 +218,7 @@ class ExactRule:
             }
             if flaky:
                 case["flaky"] = flaky
-            out.append(case)
+            out.append(CaseReport.model_validate(case))
         k_counts = {
             f: sum(
                 1
@@ -237,7 +239,7 @@ class ExactRule:
             "thresholds": {f: _r(thresholds[f]) for f in DISCRETE},
             "continuous_tests": sum(1 for t in all_tests if t["family"] == "worse"),
         }
-        return out, suite
+        return out, RuleSummary.model_validate(suite)
 
     @staticmethod
     def _finish_case(case: dict[str, Any], case_tests: dict[str, dict[str, Any]]) -> None:

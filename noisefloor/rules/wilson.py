@@ -9,6 +9,7 @@ from typing import Any
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import CaseReport, ComparedCase, RuleSummary
 from noisefloor.verdict import RuleName, RuleSettings, Verdict, case_frame, label_order, side, worst
 
 __all__ = ["WilsonRule", "decide_scorer"]
@@ -54,7 +55,7 @@ class WilsonRule:
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
+    ) -> ComparedCase:
         """Judge one case: the worst of its scorers' decisions."""
         min_effect = settings.min_effect if settings.min_effect is not None else MIN_EFFECT
         # The design's table judges a crash as a fail, so one broken side reads as the table
@@ -93,18 +94,20 @@ class WilsonRule:
             verdict = worst(judged)
             first = next(s for s in scorers if s["verdict"] == verdict.value)
             frame = {"verdict": verdict, "reason": f"{first['key']}: {first['reason']}"}
-        return {
-            "case_id": case_id,
-            "verdict": Verdict(frame["verdict"]).value,
-            "reason": frame["reason"],
-            "scorers": scorers,
-        }
+        return ComparedCase.model_validate(
+            {
+                "case_id": case_id,
+                "verdict": Verdict(frame["verdict"]).value,
+                "reason": frame["reason"],
+                "scorers": scorers,
+            }
+        )
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, cases: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Nothing to correct across cases."""
-        return cases, {
-            "procedure": "quarantine-lane table: Wilson 95% intervals must not overlap",
-            "min_valid": settings.min_valid,
-        }
+        return [c.decided() for c in cases], RuleSummary(
+            procedure="quarantine-lane table: Wilson 95% intervals must not overlap",
+            min_valid=settings.min_valid,
+        )
