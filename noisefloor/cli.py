@@ -326,7 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument("--case", metavar="ID", help="only this case")
     p = command("scorers", "the table of scorers")
-    p = command("schema", "the JSON Schema of suite files")
+    p = command("schema", "the JSON Schema of suite files (or of the JSON report)")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="print the JSON Schema of the JSON report (`--format json`) instead",
+    )
     p = command("record", "the quarantine-lane `record`: run a suite and label the run")
     _run_options(p, label_required=True)
     p = command("compare", "the quarantine-lane `compare`: two labelled runs (default rule wilson)")
@@ -665,9 +670,11 @@ def cmd_scorers(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import orjson
 
+    from noisefloor.report.model import report_json_schema
     from noisefloor.suite import suite_json_schema
 
-    _emit(orjson.dumps(suite_json_schema(), option=orjson.OPT_INDENT_2).decode() + "\n", args)
+    schema = report_json_schema() if args.report else suite_json_schema()
+    _emit(orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode() + "\n", args)
     return 0
 
 
