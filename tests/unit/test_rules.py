@@ -842,11 +842,12 @@ def test_exit_code_harness_fault_wins() -> None:
 
 def test_exact_splits_alpha_between_the_families_that_can_fail() -> None:
     """Pass rates and continuous values are corrected apart; together they must stay at alpha."""
+    from noisefloor.report.model import PendingTest
     from noisefloor.rules.exact import _family_alphas
 
-    binary = {"family": "regress", "p": 0.5, "pmin": 0.004}
-    untestable = {"family": "regress", "p": 1.0, "pmin": 1.0}
-    values = {"family": "worse", "p": 0.2}
+    binary = PendingTest(family="regress", scorer="0:a", p=0.5, pmin=0.004)
+    untestable = PendingTest(family="regress", scorer="0:a", p=1.0, pmin=1.0)
+    values = PendingTest(family="worse", scorer="0:a", p=0.2)
     assert _family_alphas([binary], 0.05)["regress"] == 0.05
     assert _family_alphas([untestable, values], 0.05)["worse"] == 0.05
     mixed = _family_alphas([binary, values], 0.05)
