@@ -20,6 +20,7 @@ _EXPORTS = {
     "REGISTRY": "noisefloor.scorers",
     "RawSample": "noisefloor.targets.base",
     "ReadOnlyStore": "noisefloor.store",
+    "Report": "noisefloor.report.model",
     "RuleName": "noisefloor.settings",
     "RuleSettings": "noisefloor.settings",
     "RunOptions": "noisefloor.gate",

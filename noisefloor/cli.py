@@ -13,11 +13,14 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 from noisefloor.settings import MIN_EFFECT, REPEATS, RuleName, RuleSettings, resolve_settings
+
+if TYPE_CHECKING:
+    from noisefloor.report.model import Report
 
 __all__ = ["console_main", "main"]
 
@@ -323,7 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument("--case", metavar="ID", help="only this case")
     p = command("scorers", "the table of scorers")
-    p = command("schema", "the JSON Schema of suite files")
+    p = command("schema", "the JSON Schema of suite files (or of the JSON report)")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="print the JSON Schema of the JSON report (`--format json`) instead",
+    )
     p = command("record", "the quarantine-lane `record`: run a suite and label the run")
     _run_options(p, label_required=True)
     p = command("compare", "the quarantine-lane `compare`: two labelled runs (default rule wilson)")
@@ -477,16 +485,16 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
             progress.stop()
 
 
-def _report_out(report: dict[str, Any], args: argparse.Namespace) -> int:
+def _report_out(report: Report, args: argparse.Namespace) -> int:
     from noisefloor.report import render_report
 
     if args.output is not None:
         _emit(render_report(report, "terminal"), args, render_report(report, args.format))
     else:
         _emit(render_report(report, args.format), args)
-    for warning in report.get("warnings", []) if args.format != "terminal" else []:
+    for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
-    return int(report["exit_code"])
+    return report.exit_code
 
 
 def _run_summary(result: Any) -> dict[str, Any]:
@@ -542,8 +550,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
     # other formats print every warning on stderr already
-    if args.format == "terminal" and (report.get("adopted") or report["baseline"] is None):
-        print(f"NOTE: {report['warnings'][0]}", file=sys.stderr)
+    if args.format == "terminal" and (report.adopted or report.baseline is None):
+        print(f"NOTE: {report.warnings[0]}", file=sys.stderr)
     return _report_out(report, args)
 
 
@@ -652,9 +660,11 @@ def cmd_scorers(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import orjson
 
+    from noisefloor.report.model import report_json_schema
     from noisefloor.suite import suite_json_schema
 
-    _emit(orjson.dumps(suite_json_schema(), option=orjson.OPT_INDENT_2).decode() + "\n", args)
+    schema = report_json_schema() if args.report else suite_json_schema()
+    _emit(orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode() + "\n", args)
     return 0
 
 

@@ -120,10 +120,13 @@ def _verdict_action(
     settings: RuleSettings,
     out: str,
 ) -> bool:
+    from noisefloor.report.model import REPORT_VERSION, VerdictFile
+
     rule = get_rule(settings.rule)
     b = store.read_model(base, CaseBand) if base else None
     c = store.read_model(cand, CaseBand) if cand else None
-    store.write_bytes(Path(out), _dump(rule.compare(case_id, b, c, settings)))
+    case = rule.compare(case_id, b, c, settings)
+    store.write_bytes(Path(out), _dump(VerdictFile(version=REPORT_VERSION, case=case).dump()))
     return True
 
 
@@ -133,12 +136,21 @@ def _shard_action(store: Store, paths: list[str], out: str) -> bool:
 
 
 def _report_action(store: Store, shards: list[str], settings: RuleSettings, out: str) -> bool:
-    cases = [case for shard in shards for case in store.read_json(Path(shard))]
+    from noisefloor.report.model import REPORT_VERSION, ReportFile, ReportSettings, VerdictFile
+
+    cases = [
+        VerdictFile.model_validate(verdict).case
+        for shard in shards
+        for verdict in store.read_json(Path(shard))
+    ]
     decided, suite = get_rule(settings.rule).decide(cases, settings)
-    store.write_bytes(
-        Path(out),
-        _dump({"cases": decided, "suite": suite, "settings": settings.config()}),
+    report = ReportFile(
+        version=REPORT_VERSION,
+        cases=decided,
+        suite=suite,
+        settings=ReportSettings.model_validate(settings.config()),
     )
+    store.write_bytes(Path(out), _dump(report.dump()))
     return True
 
 
@@ -297,6 +309,8 @@ def comparison_tasks(
     the whole comparison done, and switching rules or flags back and forth never recomputes a
     file twice.
     """
+    from noisefloor.report.model import REPORT_VERSION
+
     tasks: list[Task] = []
     verdicts: list[str] = []
     rule = f"{settings.rule.value}-{short_hash(settings.config(), 8)}"
@@ -304,7 +318,8 @@ def comparison_tasks(
     for case_id in sorted(set(base) | set(cand)):
         b, c = base.get(case_id), cand.get(case_id)
         case_gates = gates.get(case_id, {})
-        named: list[object] = [b.name if b else None, c.name if c else None]
+        # the format's version is part of the name: a file of another version is never read
+        named: list[object] = [b.name if b else None, c.name if c else None, REPORT_VERSION]
         if case_gates:
             named.append(sorted((label, asdict(g)) for label, g in case_gates.items()))
         key = short_hash(named, 12)

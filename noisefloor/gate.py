@@ -29,6 +29,21 @@ from noisefloor.errors import (
 )
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
+from noisefloor.report.model import (
+    CaseReport,
+    Evidence,
+    InputChange,
+    Redefinition,
+    Report,
+    ReportFile,
+    Runs,
+    RunSummary,
+    ScorerDefinition,
+    ScorerReport,
+    Side,
+    TargetChange,
+    Work,
+)
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
@@ -367,11 +382,11 @@ def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
     return out
 
 
-def _run_summary(run: RunRecord, store: Store | None = None) -> dict[str, Any]:
+def _run_summary(run: RunRecord, store: Store | None = None) -> RunSummary:
     """What a report says of one side; given the store, which runs its repeats come from."""
     reps = sorted({c.repeats for c in run.cases})
     rests_on = {"rests_on": _rests_on(store, run)} if store is not None else {}
-    return {
+    summary = {
         "run_id": run.run_id,
         "started_at": run.started_at,
         "target_key": run.target.key,
@@ -385,35 +400,29 @@ def _run_summary(run: RunRecord, store: Store | None = None) -> dict[str, Any]:
         "served_models": run.served_models,
         **rests_on,
     }
+    return RunSummary.model_validate(summary)
+
+
+def _scorer_errors(scorer: ScorerReport) -> int:
+    return (scorer.baseline.scorer_errors or 0) + (scorer.candidate.scorer_errors or 0)
 
 
 def _finish(
     report: dict[str, Any], settings: RuleSettings, continue_on_scorer_error: bool
-) -> dict[str, Any]:
+) -> Report:
+    """The report model from its parts: cases worst first, counts, scorer errors, exit code."""
     cases = sort_cases(report["cases"])
-    counts = Counter(c["verdict"] for c in cases)
-    scorer_errors = sum(
-        (s["baseline"].get("scorer_errors") or 0) + (s["candidate"].get("scorer_errors") or 0)
-        for c in cases
-        for s in c["scorers"]
-    )
+    counts = Counter(c.verdict.value for c in cases)
+    scorer_errors = sum(_scorer_errors(s) for c in cases for s in c.scorers)
     warnings = report.setdefault("warnings", [])
     if scorer_errors:
-        affected = sorted(
-            {
-                c["case_id"]
-                for c in cases
-                for s in c["scorers"]
-                if (s["baseline"].get("scorer_errors") or 0)
-                + (s["candidate"].get("scorer_errors") or 0)
-            }
-        )
+        affected = sorted({c.case_id for c in cases for s in c.scorers if _scorer_errors(s)})
         warnings.append(
             f"{scorer_errors} scorer error(s) in {', '.join(affected[:5])}: a scorer raised; "
             "that is the harness's fault, not the target's (see `noisefloor show`)"
         )
-    summary = report.get("suite_summary") or {}
-    suite_failed = bool(settings.suite_gate and summary.get("gate_failed"))
+    summary = report.get("suite_summary")
+    suite_failed = bool(settings.suite_gate and summary is not None and summary.gate_failed)
     code = exit_code_for(
         counts,
         strict=settings.strict,
@@ -422,18 +431,18 @@ def _finish(
     if suite_failed and code == 0:
         code = exit_code_for({Verdict.REGRESSED: 1}, strict=False)
     report.update(cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code))
-    return report
+    return Report(**report)
 
 
-def _definition(use: ScorerUse) -> dict[str, Any]:
-    return {"name": use.name, "params": use.params, "impl_hash": use.impl_hash}
+def _definition(use: ScorerUse) -> ScorerDefinition:
+    return ScorerDefinition(name=use.name, params=use.params, impl_hash=use.impl_hash)
 
 
 def _few(ids: list[str]) -> str:
     return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
-def _mark_changes(cases: list[dict[str, Any]], base: RunRecord, cand: RunRecord) -> list[str]:
+def _mark_changes(cases: list[CaseReport], base: RunRecord, cand: RunRecord) -> list[str]:
     """Mark the cases whose input, and the scorers whose definition, differ from the baseline's.
 
     Cases are joined by id and both sides are scored with the candidate's scorers, so either
@@ -444,26 +453,26 @@ def _mark_changes(cases: list[dict[str, Any]], base: RunRecord, cand: RunRecord)
     inputs: list[str] = []
     scorers: list[str] = []
     for case in cases:
-        b, c = base_cases.get(case["case_id"]), cand_cases.get(case["case_id"])
+        b, c = base_cases.get(case.case_id), cand_cases.get(case.case_id)
         if b is None or c is None:
             continue
         if b.case_key != c.case_key:
-            case["input_changed"] = {"baseline": b.case_key, "candidate": c.case_key}
-            case["reason"] = f"input changed since the baseline; {case['reason']}"
-            inputs.append(case["case_id"])
+            case.input_changed = InputChange(baseline=b.case_key, candidate=c.case_key)
+            case.reason = f"input changed since the baseline; {case.reason}"
+            inputs.append(case.case_id)
         recorded = {u.label: _definition(u) for u in b.scorers}
         for use in c.scorers:
             was, now = recorded.get(use.label), _definition(use)
-            entry = next((s for s in case["scorers"] if s["key"] == use.label), None)
+            entry = next((s for s in case.scorers if s.key == use.label), None)
             if was == now or entry is None:
                 continue
-            entry["evidence"]["scorer_redefined"] = {"baseline": was, "candidate": now}
-            entry["reason"] += (
+            entry.evidence.scorer_redefined = Redefinition(baseline=was, candidate=now)
+            entry.reason += (
                 "; scorer redefined since the baseline: baseline samples re-scored"
                 if was is not None
                 else "; scorer added since the baseline: baseline samples scored with it"
             )
-            scorers.append(f"{case['case_id']} {use.label}")
+            scorers.append(f"{case.case_id} {use.label}")
     warnings = []
     if inputs:
         warnings.append(
@@ -479,20 +488,20 @@ def _mark_changes(cases: list[dict[str, Any]], base: RunRecord, cand: RunRecord)
     return warnings
 
 
-def _no_valid_result(scorer_side: dict[str, Any]) -> bool:
-    return bool(scorer_side.get("n")) and scorer_side.get("target_errors") == scorer_side["n"]
+def _no_valid_result(scorer_side: Side) -> bool:
+    return bool(scorer_side.n) and scorer_side.target_errors == scorer_side.n
 
 
-def _baseline_gaps(cases: list[dict[str, Any]], cand: RunRecord) -> list[str]:
+def _baseline_gaps(cases: list[CaseReport], cand: RunRecord) -> list[str]:
     """Warn about cases whose baseline has no valid result: whatever the rule, they pass."""
     dead: list[str] = []
     revived: list[str] = []
     for case in cases:
-        sides = [s for s in case["scorers"] if s["baseline"]]
-        if not sides or not all(_no_valid_result(s["baseline"]) for s in sides):
+        sides = [s for s in case.scorers if not s.baseline.empty]
+        if not sides or not all(_no_valid_result(s.baseline) for s in sides):
             continue
-        alive = not all(_no_valid_result(s["candidate"]) for s in sides if s["candidate"])
-        (revived if alive else dead).append(case["case_id"])
+        alive = not all(_no_valid_result(s.candidate) for s in sides if not s.candidate.empty)
+        (revived if alive else dead).append(case.case_id)
     warnings = []
     if dead:
         warnings.append(
@@ -517,7 +526,7 @@ def compare_runs(
     *,
     allow_target_change: bool = False,
     continue_on_scorer_error: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """Compare two stored runs: both scored with the candidate's scorers. Never calls a target."""
     warnings = _check_comparable(base, cand, allow_target_change)
     warnings += _served_warnings(base, "baseline") + _served_warnings(cand, "candidate")
@@ -537,7 +546,7 @@ def compare_runs(
     gates.update((cid, scorer_gates(uses)) for cid, uses in scorers.items())
     comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings, gates)
     stats = run_tasks(view, base_side.tasks + cand_side.tasks + comparison.tasks)
-    data = view.read_json(comparison.report)
+    data = view.read_model(comparison.report, ReportFile)
     base_reps = {c.case_id: c.repeats for c in base.cases}
     changed = sorted(
         c.case_id
@@ -549,23 +558,23 @@ def compare_runs(
             f"repeat count changed for {len(changed)} case(s) (e.g. {changed[0]}: "
             f"{base_reps[changed[0]]} -> {next(c.repeats for c in cand.cases if c.case_id == changed[0])})"
         )
-    warnings += _mark_changes(data["cases"], base, cand)
-    warnings += _baseline_gaps(data["cases"], cand)
+    warnings += _mark_changes(data.cases, base, cand)
+    warnings += _baseline_gaps(data.cases, cand)
     report = {
         "suite": cand.suite,
-        "rule": settings.rule.value,
+        "rule": settings.rule,
         "baseline": base.run_id,
         "candidate": cand.run_id,
         "adopted": False,
-        "cases": data["cases"],
+        "cases": data.cases,
         "warnings": warnings,
-        "rule_summary": data["suite"],
-        "settings": data["settings"],
-        "suite_summary": suite_summary(data["cases"], settings),
-        "runs": {"baseline": _run_summary(base, view), "candidate": _run_summary(cand, view)},
+        "rule_summary": data.suite,
+        "settings": data.settings,
+        "suite_summary": suite_summary(data.cases, settings),
+        "runs": Runs(baseline=_run_summary(base, view), candidate=_run_summary(cand, view)),
         # a comparison calls nothing; `check` puts in the calls of its own run
         "calls": 0,
-        "work": stats.as_dict(),
+        "work": Work.model_validate(stats.as_dict()),
     }
     return _finish(report, settings, continue_on_scorer_error)
 
@@ -576,7 +585,7 @@ def adoption_report(
     continue_on_scorer_error: bool = False,
     *,
     deliberate: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """The report of a first check: every case added, none passing by absence.
 
     A run with a case that produced no valid result is not adopted (`"adopted": False`,
@@ -598,22 +607,22 @@ def adoption_report(
         if frame["verdict"] is Verdict.ADDED:
             reason = "adopted as the baseline" if adopted else "new (the run was not adopted)"
         cases.append(
-            {
-                "case_id": case.case_id,
-                "verdict": frame["verdict"].value,
-                "reason": reason,
-                "scorers": [
-                    {
-                        "key": s.label,
-                        "verdict": Verdict.ADDED.value,
-                        "reason": "new",
-                        "baseline": {},
-                        "candidate": side(s),
-                        "evidence": {},
-                    }
+            CaseReport(
+                case_id=case.case_id,
+                verdict=frame["verdict"],
+                reason=reason,
+                scorers=[
+                    ScorerReport(
+                        key=s.label,
+                        verdict=Verdict.ADDED,
+                        reason="new",
+                        baseline=Side(),
+                        candidate=Side.model_validate(side(s)),
+                        evidence=Evidence(),
+                    )
                     for s in band.scorers
                 ],
-            }
+            )
         )
     what = ", ".join(
         f"{n} case{'s' if n > 1 else ''} {verdict}" for verdict, n in sorted(unusable.items())
@@ -638,15 +647,15 @@ def adoption_report(
         )
     report = {
         "suite": run.suite,
-        "rule": settings.rule.value,
+        "rule": settings.rule,
         "baseline": run.run_id if adopted else None,
         "candidate": run.run_id,
         "adopted": adopted,
         "cases": cases,
         "warnings": [note, *_served_warnings(run, "run")],
-        "runs": {"candidate": _run_summary(run)},
+        "runs": Runs(candidate=_run_summary(run)),
         "calls": run.calls,
-        "work": result.stats.as_dict(),
+        "work": Work.model_validate(result.stats.as_dict()),
     }
     return _finish(report, settings, continue_on_scorer_error)
 
@@ -661,7 +670,7 @@ def check_suite(
     require_baseline: bool = False,
     ci: bool = False,
     continue_on_scorer_error: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """Run the suite, then compare with its baseline (adopting the run when there is none).
 
     `ci`: running under CI without consent to adopt (the command line passes `$CI` set and
@@ -700,7 +709,7 @@ def check_suite(
         report = adoption_report(
             result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
         )
-        if report["adopted"]:
+        if report.adopted:
             store.set_baseline(suite.name, result.run.run_id)
         return report
     report = compare_runs(
@@ -713,14 +722,14 @@ def check_suite(
     )
     change = version_change(base.target, result.run.target, store.load_manifest)
     if change is not None:
-        report["target_change"] = change.as_dict()
-        report["warnings"].append(change.message(_shown(suite.path)))
+        report.target_change = TargetChange.model_validate(change.as_dict())
+        report.warnings.append(change.message(_shown(suite.path)))
     _index(store, result.run)
-    report["calls"] = result.run.calls
+    report.calls = result.run.calls
     stats = result.stats.merged(
-        EngineStats(Counter(report["work"]["executed"]), Counter(report["work"]["up_to_date"]))
+        EngineStats(Counter(report.work.executed), Counter(report.work.up_to_date))
     )
-    report["work"] = stats.as_dict()
+    report.work = Work.model_validate(stats.as_dict())
     return report
 
 
@@ -750,7 +759,7 @@ def diff_runs(
     *,
     allow_target_change: bool = False,
     continue_on_scorer_error: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """Compare stored runs: the newest run (or CANDIDATE) against the baseline (or --baseline)."""
     cand = resolve_run(store, candidate) if candidate else store.latest_run()
     if cand is None:
@@ -788,7 +797,7 @@ def compare_labels(
     *,
     suite: str | None = None,
     allow_target_change: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """The quarantine-lane `compare`: two labelled runs."""
     found = []
     for label in (baseline, current):

@@ -10,11 +10,14 @@ import math
 import statistics as pystats
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noisefloor.errors import ExitCode
 from noisefloor.records import CaseBand, ScorerBand
 from noisefloor.settings import RuleSettings
+
+if TYPE_CHECKING:
+    from noisefloor.report.model import CaseReport, SuiteSummary
 
 __all__ = [
     "Verdict",
@@ -60,9 +63,9 @@ def worst(verdicts: Sequence[Verdict]) -> Verdict:
     return min(verdicts, key=SEVERITY.index) if verdicts else Verdict.UNCHANGED
 
 
-def sort_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sort_cases(cases: list[CaseReport]) -> list[CaseReport]:
     """Worst first, then by case id."""
-    return sorted(cases, key=lambda c: (SEVERITY.index(Verdict(c["verdict"])), c["case_id"]))
+    return sorted(cases, key=lambda c: (SEVERITY.index(c.verdict), c.case_id))
 
 
 def exit_code_for(
@@ -170,35 +173,31 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
     return None
 
 
-def suite_summary(cases: list[dict[str, Any]], settings: RuleSettings) -> dict[str, Any]:
+def suite_summary(cases: list[CaseReport], settings: RuleSettings) -> SuiteSummary:
     """The paired mean difference in pass rate across cases, with its case-clustered 95% interval.
 
     Repeats shrink only the within-case variance; the case is the unit.
     """
     from noisefloor import stats
+    from noisefloor.report.model import SuiteSummary
 
     diffs = []
     for case in cases:
         rates = [
-            (s["candidate"]["rate"] - s["baseline"]["rate"])
-            for s in case["scorers"]
-            if s["baseline"].get("rate") is not None and s["candidate"].get("rate") is not None
+            (s.candidate.rate - s.baseline.rate)
+            for s in case.scorers
+            if s.baseline.rate is not None and s.candidate.rate is not None
         ]
-        if rates and case["verdict"] not in (
-            Verdict.REDEFINED.value,
-            Verdict.ADDED.value,
-            Verdict.REMOVED.value,
-        ):
+        if rates and case.verdict not in (Verdict.REDEFINED, Verdict.ADDED, Verdict.REMOVED):
             diffs.append(sum(rates) / len(rates))
     if not diffs:
-        return {"cases": 0}
+        return SuiteSummary(cases=0)
     # a mean pass-rate change lies in [-1, 1]: the interval of few cases is cut to that range
     mean, lo, hi = stats.paired_mean_ci(diffs, bounds=(-1.0, 1.0))
-    out: dict[str, Any] = {
-        "cases": len(diffs),
-        "mean_diff": _round(mean),
-        "ci95": [_round(lo), _round(hi)] if len(diffs) > 1 else None,
-        "suite_min_effect": settings.suite_min_effect,
-    }
-    out["gate_failed"] = len(diffs) > 1 and hi < -settings.suite_min_effect
-    return out
+    return SuiteSummary(
+        cases=len(diffs),
+        mean_diff=_round(mean),
+        ci95=[_round(lo), _round(hi)] if len(diffs) > 1 else None,
+        suite_min_effect=settings.suite_min_effect,
+        gate_failed=len(diffs) > 1 and hi < -settings.suite_min_effect,
+    )

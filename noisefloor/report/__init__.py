@@ -1,23 +1,27 @@
 """Renderers of reports and runs: terminal, json, markdown and junit, one module each.
 
-A report is plain data (gate.py builds it); every renderer prints the numbers behind a verdict.
+A report is a `noisefloor.report.model.Report` (gate.py builds it); every renderer prints
+the numbers behind a verdict.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noisefloor.report.model import Report
 
 __all__ = ["FORMATS", "render_report", "render_run"]
 
 FORMATS = ("terminal", "json", "markdown", "junit")
 
 
-def render_report(report: dict[str, Any], fmt: str) -> str:
-    """A comparison report in one format."""
+def render_report(report: Report, fmt: str) -> str:
+    """A comparison report in one format, every one of them read from the same model."""
     if fmt == "json":
         from noisefloor.report.json import render
 
-        return render(report)
+        return render(report.dump())
     if fmt == "markdown":
         from noisefloor.report.markdown import render as render_md
 

@@ -5,7 +5,12 @@ One function per kind of evidence, so that terminal and markdown print the same 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noisefloor.records import FailingExample
+    from noisefloor.report.model import Evidence, Report, ScorerReport, Side
+    from noisefloor.verdict import Verdict
 
 __all__ = [
     "calls_text",
@@ -29,50 +34,53 @@ def _interval(pair: list[Any] | None) -> str:
     return f"[{_num(pair[0])}, {_num(pair[1])}]" if pair else ""
 
 
-def side_text(s: dict[str, Any]) -> str:
+def side_text(s: Side) -> str:
     """One side of a scorer: `k/n [wilson]`, plus the value band for continuous scorers."""
-    if not s:
+    if s.empty:
         return "-"
-    text = f"{s['k']}/{s['n']}"
-    if s.get("wilson"):
-        text += f" {_interval(s['wilson'])}"
-    if "mean" in s:
-        text += f"; mean {_num(s['mean'])} sd {_num(s.get('sd'))}, {_num(s['median'])} [{_num(s['min'])}-{_num(s['max'])}]"
-    errors = [
-        f"{s[k]} {k.replace('_', ' ')}"
-        for k in ("target_errors", "infra_errors", "scorer_errors")
-        if s.get(k)
-    ]
+    text = f"{s.k}/{s.n}"
+    if s.wilson:
+        text += f" {_interval(s.wilson)}"
+    if s.mean is not None:
+        text += (
+            f"; mean {_num(s.mean)} sd {_num(s.sd)}, {_num(s.median)} [{_num(s.min)}-{_num(s.max)}]"
+        )
+    counted = (
+        ("target_errors", s.target_errors),
+        ("infra_errors", s.infra_errors),
+        ("scorer_errors", s.scorer_errors),
+    )
+    errors = [f"{n} {k.replace('_', ' ')}" for k, n in counted if n]
     if errors:
         text += f" ({', '.join(errors)})"
     return text
 
 
-def evidence_line(e: dict[str, Any]) -> str:
+def evidence_line(e: Evidence) -> str:
     """The test statistics of one scorer, empty when the rule computed none."""
     parts = []
-    if "p_regress" in e:
-        parts.append(f"diff {_num(e['diff'])} {_interval(e.get('newcombe'))}")
-        parts.append(f"p={_num(e['p_regress'])} vs {_num(e['threshold'])}")
-        mde = e.get("min_detectable_drop")
+    if "p_regress" in e.model_fields_set:
+        parts.append(f"diff {_num(e.diff)} {_interval(e.newcombe)}")
+        parts.append(f"p={_num(e.p_regress)} vs {_num(e.threshold)}")
+        mde = e.min_detectable_drop
         parts.append(
             f"smallest detectable drop {_num(mde)}"
             if mde is not None
             else "no drop detectable at this N"
         )
-    values = e.get("values")
-    if values:
-        if values.get("deterministic"):
-            parts.append(f"values constant on both sides, diff {_num(values['diff'])}")
+    values = e.values
+    if values is not None:
+        if values.deterministic:
+            parts.append(f"values constant on both sides, diff {_num(values.diff)}")
         else:
             parts.append(
-                f"mean diff {_num(values['diff'])} {_interval(values.get('welch_ci'))}, "
-                f"Welch p={_num(values.get('p_worse'))} vs {_num(values.get('threshold'))}"
+                f"mean diff {_num(values.diff)} {_interval(values.welch_ci)}, "
+                f"Welch p={_num(values.p_worse)} vs {_num(values.threshold)}"
             )
-    if "scorer_redefined" in e:
+    if e.scorer_redefined is not None:
         parts.append(
             "scorer redefined since the baseline: baseline samples re-scored"
-            if e["scorer_redefined"]["baseline"]
+            if e.scorer_redefined.baseline
             else "scorer added since the baseline: baseline samples scored with it"
         )
     return "; ".join(parts)
@@ -87,30 +95,29 @@ def counts_line(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {v}" for v, n in items) or "no cases"
 
 
-def calls_text(report: dict[str, Any]) -> str:
+def calls_text(report: Report) -> str:
     """The target calls this command made, then what the compared runs took when they were made.
 
     `diff` and `compare` call nothing: their stored runs' calls are a cost paid earlier.
     """
-    text = f"{report.get('calls', 0)} target calls"
-    runs = report.get("runs") or {}
-    if "baseline" in runs and "candidate" in runs:
+    text = f"{report.calls} target calls"
+    runs = report.runs
+    if runs.baseline is not None:
         text += (
-            f" (runs' own calls: baseline {runs['baseline']['calls']}, "
-            f"candidate {runs['candidate']['calls']})"
+            f" (runs' own calls: baseline {runs.baseline.calls}, candidate {runs.candidate.calls})"
         )
     return text
 
 
-def example_line(example: dict[str, Any]) -> str:
+def example_line(example: FailingExample) -> str:
     """`r3: <output, one line> (<why it failed>)`: a failing repeat of the candidate, quoted."""
-    said = example["output"] or "(no output)"
-    if example.get("stderr"):
-        said += f" stderr: {example['stderr']}"
-    return f"r{example['repeat']}: {said} ({example['detail']})"
+    said = example.output or "(no output)"
+    if example.stderr:
+        said += f" stderr: {example.stderr}"
+    return f"r{example.repeat}: {said} ({example.detail})"
 
 
-def quoted_examples(case: dict[str, Any]) -> list[str | None]:
+def quoted_examples(verdict: Verdict, scorers: list[ScorerReport]) -> list[str | None]:
     """Per scorer of a case, the example line to print under it, or None.
 
     A regressed scorer quotes its first failing repeat; a broken case quotes what the target
@@ -118,9 +125,9 @@ def quoted_examples(case: dict[str, Any]) -> list[str | None]:
     """
     out: list[str | None] = []
     seen: set[str] = set()
-    for s in case["scorers"]:
-        example = (s.get("candidate") or {}).get("example")
-        failing = s["verdict"] in _QUOTED or case["verdict"] in _QUOTED
+    for s in scorers:
+        example = s.candidate.example
+        failing = s.verdict in _QUOTED or verdict in _QUOTED
         line = example_line(example) if example and failing else None
         out.append(line if line not in seen else None)
         if line is not None:

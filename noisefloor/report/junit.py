@@ -3,39 +3,40 @@ for regressed or broken cases, carrying the same numbers as the other formats.""
 
 from __future__ import annotations
 
-from typing import Any
 from xml.etree import ElementTree as ET
 
 from noisefloor.report._evidence import evidence_line, quoted_examples, side_text
+from noisefloor.report.model import Report
 
 __all__ = ["render"]
 
 _FAILING = {"regressed", "broken"}
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: Report) -> str:
     """The comparison report as JUnit XML."""
-    cases = report["cases"]
-    failures = sum(1 for c in cases if c["verdict"] in _FAILING)
+    cases = report.cases
+    failures = sum(1 for c in cases if c.verdict in _FAILING)
     suite = ET.Element(
         "testsuite",
-        name=f"noisefloor.{report['suite']}",
+        name=f"noisefloor.{report.suite}",
         tests=str(len(cases)),
         failures=str(failures),
         errors="0",
     )
     for case in cases:
         el = ET.SubElement(
-            suite, "testcase", classname=f"noisefloor.{report['suite']}", name=case["case_id"]
+            suite, "testcase", classname=f"noisefloor.{report.suite}", name=case.case_id
         )
+        examples = quoted_examples(case.verdict, case.scorers)
         body = "\n".join(
-            f"{s['key']}: {s['verdict']}: {side_text(s['baseline'])} -> {side_text(s['candidate'])}; "
-            f"{evidence_line(s.get('evidence') or {})}" + (f"\n  {example}" if example else "")
-            for s, example in zip(case["scorers"], quoted_examples(case), strict=True)
+            f"{s.key}: {s.verdict}: {side_text(s.baseline)} -> {side_text(s.candidate)}; "
+            f"{evidence_line(s.evidence)}" + (f"\n  {example}" if example else "")
+            for s, example in zip(case.scorers, examples, strict=True)
         )
-        if case["verdict"] in _FAILING:
-            failure = ET.SubElement(el, "failure", message=f"{case['verdict']}: {case['reason']}")
+        if case.verdict in _FAILING:
+            failure = ET.SubElement(el, "failure", message=f"{case.verdict}: {case.reason}")
             failure.text = body
-        elif case["verdict"] in ("inconclusive", "quarantine", "invalid"):
-            ET.SubElement(el, "system-out").text = f"{case['verdict']}: {case['reason']}\n{body}"
+        elif case.verdict in ("inconclusive", "quarantine", "invalid"):
+            ET.SubElement(el, "system-out").text = f"{case.verdict}: {case.reason}\n{body}"
     return ET.tostring(suite, encoding="unicode") + "\n"

@@ -14,6 +14,7 @@ from noisefloor.report._evidence import (
     quoted_examples,
     side_text,
 )
+from noisefloor.report.model import Report, Side
 
 __all__ = ["render", "render_run"]
 
@@ -33,22 +34,22 @@ _MARK = {
 }
 
 
-def _suite_line(report: dict[str, Any]) -> list[str]:
-    rule = report.get("rule_summary") or {}
-    settings = report.get("settings") or {}
-    parts = [f"rule {report['rule']}"]
-    if report["rule"] == "exact" and rule:
-        parts.append(f"alpha {settings.get('alpha')} family-wise")
-        k = rule.get("K", {})
-        parts.append(f"K={k.get('regress')} (thresh {rule.get('thresholds', {}).get('regress')})")
+def _suite_line(report: Report) -> list[str]:
+    rule = report.rule_summary
+    parts = [f"rule {report.rule}"]
+    if report.rule == "exact" and rule is not None:
+        alpha = report.settings.alpha if report.settings is not None else None
+        parts.append(f"alpha {alpha} family-wise")
+        k = (rule.K or {}).get("regress")
+        parts.append(f"K={k} (thresh {(rule.thresholds or {}).get('regress')})")
     parts.append(calls_text(report))
-    lines = ["  " + counts_line(report["counts"]) + "  |  " + ", ".join(parts)]
-    summary = report.get("suite_summary") or {}
-    if summary.get("cases"):
-        ci = summary.get("ci95")
+    lines = ["  " + counts_line(report.counts) + "  |  " + ", ".join(parts)]
+    summary = report.suite_summary
+    if summary is not None and summary.cases:
+        ci = summary.ci95
         shown = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "(one case: no interval)"
         lines.append(
-            f"  suite: mean pass-rate change {summary['mean_diff']:+.3f} over {summary['cases']} case(s), "
+            f"  suite: mean pass-rate change {summary.mean_diff:+.3f} over {summary.cases} case(s), "
             f"95% CI {shown}"
         )
     return lines
@@ -58,47 +59,49 @@ def _span(value: int | list[int]) -> str:
     return f"{value[0]}-{value[-1]}" if isinstance(value, list) else str(value)
 
 
-def _pool_lines(report: dict[str, Any]) -> list[str]:
+def _pool_lines(report: Report) -> list[str]:
     """For each labelled side, the runs its repeats come from (a label pools its runs)."""
     lines = []
-    for side_name, run in (report.get("runs") or {}).items():
-        if not run.get("label") or not run.get("rests_on"):
+    for side_name in ("baseline", "candidate"):
+        run = getattr(report.runs, side_name)
+        if run is None or not run.label or not run.rests_on:
             continue
-        taken = ", ".join(f"{r['run_id']} ({_span(r['repeats'])})" for r in run["rests_on"])
-        count = len(run["rests_on"])
+        taken = ", ".join(f"{r.run_id} ({_span(r.repeats)})" for r in run.rests_on)
+        count = len(run.rests_on)
         lines.append(
-            f"  {side_name} {run['label']}: {_span(run['repeats'])} repeats per case from "
+            f"  {side_name} {run.label}: {_span(run.repeats)} repeats per case from "
             f"{count} run{'s' if count > 1 else ''}: {taken}"
         )
     return lines
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: Report) -> str:
     """The comparison report as text."""
-    head = f"{report['suite']}: {report['baseline']} -> {report['candidate']}"
-    if report.get("adopted"):
-        head = f"{report['suite']}: {report['candidate']} (adopted as the baseline)"
-    elif report["baseline"] is None:
-        head = f"{report['suite']}: {report['candidate']} (not adopted as the baseline)"
+    head = f"{report.suite}: {report.baseline} -> {report.candidate}"
+    if report.adopted:
+        head = f"{report.suite}: {report.candidate} (adopted as the baseline)"
+    elif report.baseline is None:
+        head = f"{report.suite}: {report.candidate} (not adopted as the baseline)"
     lines = [head, *_suite_line(report), *_pool_lines(report), ""]
-    for case in report["cases"]:
-        mark = _MARK.get(case["verdict"], case["verdict"])
-        flaky = case.get("flaky")
+    for case in report.cases:
+        mark = _MARK.get(case.verdict, case.verdict)
+        flaky = case.flaky
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
-        lines.append(f"  {mark:>12}  {case['case_id']}  {case['reason']}{tag}")
-        for s, example in zip(case["scorers"], quoted_examples(case), strict=True):
+        lines.append(f"  {mark:>12}  {case.case_id}  {case.reason}{tag}")
+        examples = quoted_examples(case.verdict, case.scorers)
+        for s, example in zip(case.scorers, examples, strict=True):
             # one line per scorer: its own verdict only where it differs from the case's
-            verdict = "" if s["verdict"] in (case["verdict"], "unchanged") else f" [{s['verdict']}]"
-            evidence = evidence_line(s.get("evidence") or {})
+            verdict = "" if s.verdict in (case.verdict, "unchanged") else f" [{s.verdict}]"
+            evidence = evidence_line(s.evidence)
             lines.append(
-                f"  {'':>12}    {s['key']}{verdict}: {side_text(s['baseline'])} -> "
-                f"{side_text(s['candidate'])}" + (f"; {evidence}" if evidence else "")
+                f"  {'':>12}    {s.key}{verdict}: {side_text(s.baseline)} -> "
+                f"{side_text(s.candidate)}" + (f"; {evidence}" if evidence else "")
             )
             if example is not None:
                 lines.append(f"  {'':>12}      {example}")
-    for warning in report.get("warnings", []):
+    for warning in report.warnings:
         lines.append(f"warning: {warning}")
-    lines.append(f"exit {report['exit_code']}")
+    lines.append(f"exit {report.exit_code}")
     return "\n".join(lines) + "\n"
 
 
@@ -113,7 +116,7 @@ def render_run(summary: dict[str, Any]) -> str:
         outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
         lines.append(f"  {case['case_id']}  ({outcomes})")
         for s in case["scorers"]:
-            lines.append(f"      {s['key']}: {side_text(s['side'])}")
+            lines.append(f"      {s['key']}: {side_text(Side.model_validate(s['side']))}")
     for warning in summary.get("warnings", []):
         lines.append(f"warning: {warning}")
     return "\n".join(lines) + "\n"

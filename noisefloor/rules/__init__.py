@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from noisefloor.records import CaseBand
+from noisefloor.report.model import CaseReport, ComparedCase, RuleSummary
 from noisefloor.settings import RuleName, RuleSettings
 
 __all__ = ["Rule", "get_rule"]
@@ -20,13 +21,13 @@ class Rule(Protocol):
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
-        """The evidence for one case (JSON-able), with a verdict if the case alone decides it."""
+    ) -> ComparedCase:
+        """The evidence for one case, with a verdict if the case alone decides it."""
         ...
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, cases: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Final case verdicts and the suite-level figures (corrections, thresholds, warnings)."""
         ...
 

@@ -8,6 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import (
+    CaseReport,
+    ComparedCase,
+    ComparedScorer,
+    Evidence,
+    RuleSummary,
+    Side,
+)
 from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 
@@ -75,7 +83,7 @@ class BandRule:
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
+    ) -> ComparedCase:
         """Judge one case on its own (the band rule has no correction across cases)."""
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
@@ -90,30 +98,32 @@ class BandRule:
                 me = settings.scorer(key).value_min_effect
                 verdict, reason = compare_scorer(b, c, settings.min_rate_drop, me)
             scorers.append(
-                {
-                    "key": key,
-                    "verdict": verdict.value,
-                    "reason": reason,
-                    "baseline": side(b),
-                    "candidate": side(c),
-                    "evidence": {},
-                }
+                ComparedScorer(
+                    key=key,
+                    verdict=verdict,
+                    reason=reason,
+                    baseline=Side.model_validate(side(b)),
+                    candidate=Side.model_validate(side(c)),
+                    evidence=Evidence(),
+                )
             )
         if frame is None:
             assert base is not None and cand is not None
             frame = _valid_rate_clause(base, cand, settings.min_rate_drop) or _from_scorers(scorers)
-        return {
-            "case_id": case_id,
-            "verdict": Verdict(frame["verdict"]).value,
-            "reason": frame["reason"],
-            "scorers": scorers,
-        }
+        return ComparedCase(
+            case_id=case_id,
+            verdict=Verdict(frame["verdict"]),
+            reason=frame["reason"],
+            scorers=scorers,
+        )
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, cases: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Nothing to correct across cases: the band rule decides case by case."""
-        return cases, {"procedure": "min-max band per case, no correction across cases"}
+        return [c.decided() for c in cases], RuleSummary(
+            procedure="min-max band per case, no correction across cases"
+        )
 
 
 def _valid_rate_clause(
@@ -129,14 +139,13 @@ def _valid_rate_clause(
     return None
 
 
-def _from_scorers(scorers: list[dict[str, Any]]) -> dict[str, Any]:
-    verdicts = [Verdict(s["verdict"]) for s in scorers]
-    judged = [v for v in verdicts if v is not Verdict.UNMEASURED]
+def _from_scorers(scorers: list[ComparedScorer]) -> dict[str, Any]:
+    judged = [s.verdict for s in scorers if s.verdict not in (None, Verdict.UNMEASURED)]
     if not judged:
-        reasons = "; ".join(s["reason"] for s in scorers[:1])
+        reasons = "; ".join(s.reason or "" for s in scorers[:1])
         return {"verdict": Verdict.INCONCLUSIVE, "reason": f"no scorer could be judged: {reasons}"}
     case = worst(judged)
-    first = next(s for s in scorers if s["verdict"] == case.value)
+    first = next(s for s in scorers if s.verdict is case)
     if case is Verdict.UNCHANGED:
         return {"verdict": case, "reason": "every scorer within noise"}
-    return {"verdict": case, "reason": f"{first['key']}: {first['reason']}"}
+    return {"verdict": case, "reason": f"{first.key}: {first.reason}"}

@@ -7,11 +7,24 @@ from __future__ import annotations
 
 import math
 import statistics as pystats
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, dataclass
 
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import (
+    CaseReport,
+    ComparedCase,
+    ComparedScorer,
+    ErrorsTest,
+    Evidence,
+    Gate,
+    PendingTest,
+    RuleSummary,
+    ScorerReport,
+    Side,
+    ValidCounts,
+    ValuesEvidence,
+)
 from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 
@@ -22,59 +35,59 @@ DISCRETE = ("errors", "regress", "improve")
 CONTINUOUS = ("worse", "better")
 
 
-def _r(x: float | None) -> float | None:
-    if x is None or not math.isfinite(x):
-        return x
+def _round(x: float) -> float:
     return float(f"{x:.6g}")
 
 
-def _binary_tests(key: str, b: ScorerBand, c: ScorerBand) -> list[dict[str, Any]]:
+def _r(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return x
+    return _round(x)
+
+
+def _binary_tests(key: str, b: ScorerBand, c: ScorerBand) -> list[PendingTest]:
     args = (b.k, b.n, c.k, c.n)
     return [
-        {
-            "family": "regress",
-            "scorer": key,
-            "p": stats.fisher_regress(*args),
-            "pmin": stats.fisher_regress_min(*args),
-        },
-        {
-            "family": "improve",
-            "scorer": key,
-            "p": stats.fisher_improve(*args),
-            "pmin": stats.fisher_improve_min(*args),
-        },
+        PendingTest(
+            family="regress",
+            scorer=key,
+            p=stats.fisher_regress(*args),
+            pmin=stats.fisher_regress_min(*args),
+        ),
+        PendingTest(
+            family="improve",
+            scorer=key,
+            p=stats.fisher_improve(*args),
+            pmin=stats.fisher_improve_min(*args),
+        ),
     ]
 
 
 def _welch_tests(
     key: str, b: ScorerBand, c: ScorerBand
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[PendingTest], ValuesEvidence]:
     """Welch on the values; constant-and-equal arms are not tests at all."""
     vb, vc = b.values, c.values
     const_b = all(stats.close(v, vb[0]) for v in vb)
     const_c = all(stats.close(v, vc[0]) for v in vc)
     mb, mc = pystats.fmean(vb), pystats.fmean(vc)
     higher_better = b.direction != "lower_is_better"
-    evidence: dict[str, Any] = {"diff": _r(mc - mb), "direction": b.direction}
+    evidence = ValuesEvidence(diff=_r(mc - mb), direction=b.direction)
     if const_b and const_c:
-        evidence["deterministic"] = True
+        evidence.deterministic = True
         return [], evidence
     w = stats.welch(vb, vc)
     p_worse, p_better = (w.p_lower, w.p_higher) if higher_better else (w.p_higher, w.p_lower)
     pooled = math.sqrt((w.sd_b**2 + w.sd_c**2) / 2)
-    evidence.update(
-        {
-            "welch_ci": [_r(w.ci_low), _r(w.ci_high)],
-            "t": _r(w.t),
-            "df": _r(w.df),
-            "p_worse": _r(p_worse),
-            "pooled_sd": _r(pooled),
-            "diff_sd": _r((mc - mb) / pooled) if pooled > 0 else None,
-        }
-    )
+    evidence.welch_ci = [_r(w.ci_low), _r(w.ci_high)]
+    evidence.t = _r(w.t)
+    evidence.df = _r(w.df)
+    evidence.p_worse = _r(p_worse)
+    evidence.pooled_sd = _r(pooled)
+    evidence.diff_sd = _r((mc - mb) / pooled) if pooled > 0 else None
     tests = [
-        {"family": "worse", "scorer": key, "p": p_worse},
-        {"family": "better", "scorer": key, "p": p_better},
+        PendingTest(family="worse", scorer=key, p=p_worse),
+        PendingTest(family="better", scorer=key, p=p_better),
     ]
     return tests, evidence
 
@@ -83,7 +96,7 @@ def _welch_tests(
 FAILING = ("errors", "regress", "worse")
 
 
-def _family_alphas(tests: list[dict[str, Any]], alpha: float) -> dict[str, float]:
+def _family_alphas(tests: list[PendingTest], alpha: float) -> dict[str, float]:
     """Alpha per family, so that the check's family-wise false-alarm rate stays `alpha`.
 
     The families that can fail the check (error rates, pass rates, continuous values) are each
@@ -95,10 +108,27 @@ def _family_alphas(tests: list[dict[str, Any]], alpha: float) -> dict[str, float
     live = [
         f
         for f in FAILING
-        if any(t["family"] == f and (f not in DISCRETE or t["pmin"] <= alpha) for t in tests)
+        if any(
+            t.family == f and (f not in DISCRETE or (t.pmin is not None and t.pmin <= alpha))
+            for t in tests
+        )
     ]
     share = alpha / max(1, len(live))
     return {f: (share if f in FAILING else alpha) for f in (*DISCRETE, *CONTINUOUS)}
+
+
+@dataclass(frozen=True)
+class _Tested:
+    """A test after the correction across cases."""
+
+    p: float
+    threshold: float
+    rejected: bool
+
+
+def _pmin(test: PendingTest) -> float:
+    assert test.pmin is not None, "a discrete test has its smallest attainable p"
+    return test.pmin
 
 
 class ExactRule:
@@ -108,52 +138,50 @@ class ExactRule:
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
+    ) -> ComparedCase:
         """Per-case statistics; the verdicts wait for `decide`, which knows every case."""
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         frame = case_frame(base, cand)
-        tests: list[dict[str, Any]] = []
+        tests: list[PendingTest] = []
         scorers = []
         if frame is None:
             assert base is not None and cand is not None
             if cand.valid - cand.ok > 0:
                 args = (base.ok, base.valid, cand.ok, cand.valid)
                 tests.append(
-                    {
-                        "family": "errors",
-                        "scorer": None,
-                        "p": stats.fisher_regress(*args),
-                        "pmin": stats.fisher_regress_min(*args),
-                    }
+                    PendingTest(
+                        family="errors",
+                        scorer=None,
+                        p=stats.fisher_regress(*args),
+                        pmin=stats.fisher_regress_min(*args),
+                    )
                 )
         for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
             b, c = base_scorers.get(key), cand_scorers.get(key)
-            entry: dict[str, Any] = {
-                "key": key,
-                "baseline": side(b),
-                "candidate": side(c),
-                "evidence": {},
-            }
+            entry = ComparedScorer(
+                key=key,
+                baseline=Side.model_validate(side(b)),
+                candidate=Side.model_validate(side(c)),
+                evidence=Evidence(),
+            )
             if frame is not None or b is None or c is None:
-                entry.update(
-                    verdict=Verdict.UNMEASURED.value,
-                    reason="only on one side" if frame is None else "see the case verdict",
-                )
+                entry.verdict = Verdict.UNMEASURED
+                entry.reason = "only on one side" if frame is None else "see the case verdict"
             elif not (b.reliable and c.reliable):
-                entry.update(
-                    verdict=Verdict.UNMEASURED.value,
-                    reason="measured with several calls at once; timing not comparable (use --jobs 1)",
+                entry.verdict = Verdict.UNMEASURED
+                entry.reason = (
+                    "measured with several calls at once; timing not comparable (use --jobs 1)"
                 )
             elif min(b.n, c.n) < settings.min_valid:
-                entry.update(
-                    verdict=Verdict.INCONCLUSIVE.value,
-                    reason=f"only {min(b.n, c.n)} valid repeat(s) on one side; {settings.min_valid} needed",
+                entry.verdict = Verdict.INCONCLUSIVE
+                entry.reason = (
+                    f"only {min(b.n, c.n)} valid repeat(s) on one side; {settings.min_valid} needed"
                 )
             else:
-                entry["pending"] = True
+                entry.pending = True
                 # `decide` sees every case with the rule-wide settings: resolve this case's here
-                entry["gate"] = asdict(settings.scorer(key, continuous=b.kind == "continuous"))
+                entry.gate = Gate(**asdict(settings.scorer(key, continuous=b.kind == "continuous")))
                 tests.extend(_binary_tests(key, b, c))
                 if (
                     b.kind == "continuous"
@@ -162,164 +190,172 @@ class ExactRule:
                 ):
                     welch_tests, evidence = _welch_tests(key, b, c)
                     tests.extend(welch_tests)
-                    entry["evidence"]["values"] = evidence
+                    entry.evidence.values = evidence
             scorers.append(entry)
-        case: dict[str, Any] = {"case_id": case_id, "scorers": scorers, "tests": tests}
+        case = ComparedCase(case_id=case_id, scorers=scorers, tests=tests)
         if frame is not None:
-            case.update(verdict=Verdict(frame["verdict"]).value, reason=frame["reason"])
+            case.verdict = Verdict(frame["verdict"])
+            case.reason = frame["reason"]
         if base is not None and cand is not None:
-            case["valid"] = {"baseline": [base.ok, base.valid], "candidate": [cand.ok, cand.valid]}
+            case.valid = ValidCounts(
+                baseline=(base.ok, base.valid), candidate=(cand.ok, cand.valid)
+            )
         return case
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, cases: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Corrections across cases, then each scorer's and case's verdict."""
-        all_tests = [t for c in cases for t in c.get("tests", [])]
+        all_tests = [t for c in cases for t in c.tests or []]
         alphas = _family_alphas(all_tests, settings.alpha)
         thresholds: dict[str, float] = {}
         for family in DISCRETE:
-            pmins = [t["pmin"] for t in all_tests if t["family"] == family]
+            pmins = [_pmin(t) for t in all_tests if t.family == family]
             a = alphas[family]
             thresholds[family] = stats.tarone_threshold(pmins, a) if pmins else a
+        tested: dict[int, _Tested] = {}
         for family in CONTINUOUS:
-            fam = [t for t in all_tests if t["family"] == family]
-            ps = [t["p"] for t in fam]
+            fam = [t for t in all_tests if t.family == family]
+            ps = [t.p for t in fam]
             for t, thr, rej in zip(
                 fam,
                 stats.holm_thresholds(ps, alphas[family]),
                 stats.holm(ps, alphas[family]),
                 strict=True,
             ):
-                t["threshold"], t["rejected"] = thr, rej
+                tested[id(t)] = _Tested(t.p, thr, rej)
         for t in all_tests:
-            if t["family"] in DISCRETE:
-                t["threshold"] = thresholds[t["family"]]
-                t["rejected"] = t["p"] <= t["threshold"] * (1 + 1e-12)
+            if t.family in DISCRETE:
+                thr = thresholds[t.family]
+                tested[id(t)] = _Tested(t.p, thr, t.p <= thr * (1 + 1e-12))
 
         out = []
         for case in cases:
-            tests = case.pop("tests", [])
-            by_scorer: dict[str | None, dict[str, dict[str, Any]]] = {}
-            for t in tests:
-                by_scorer.setdefault(t["scorer"], {})[t["family"]] = t
-            for entry in case["scorers"]:
-                if entry.pop("pending", False):
-                    self._finish_scorer(entry, by_scorer.get(entry["key"], {}), settings)
-            if "verdict" not in case:
-                self._finish_case(case, by_scorer.get(None, {}))
-            flaky = {
-                s["key"]: s["baseline"]["rate"]
-                for s in case["scorers"]
-                if s["baseline"].get("rate") is not None and 0 < s["baseline"]["rate"] < 1
-            }
-            if flaky:
-                case["flaky"] = flaky
-            out.append(case)
+            by_scorer: dict[str | None, dict[str, _Tested]] = {}
+            for t in case.tests or []:
+                by_scorer.setdefault(t.scorer, {})[t.family] = tested[id(t)]
+            scorers = [
+                self._finish_scorer(entry, by_scorer.get(entry.key, {}), settings)
+                for entry in case.scorers
+            ]
+            out.append(self._finish_case(case, scorers, by_scorer.get(None, {})))
         k_counts = {
             f: sum(
-                1
-                for t in all_tests
-                if t["family"] == f and t["pmin"] <= thresholds[f] * (1 + 1e-12)
+                1 for t in all_tests if t.family == f and _pmin(t) <= thresholds[f] * (1 + 1e-12)
             )
             for f in DISCRETE
         }
         alpha = settings.alpha
-        suite = {
-            "procedure": "one-sided Fisher exact per case with Tarone's correction; "
+        suite = RuleSummary(
+            procedure="one-sided Fisher exact per case with Tarone's correction; "
             "one-sided Welch with Holm's correction for continuous scores; alpha split "
             "evenly between the families that can fail the check",
-            "alpha": alpha,
-            "family_alpha": {f: _r(alphas[f]) for f in (*DISCRETE, *CONTINUOUS)},
-            "K": {f: max(1, round(alphas[f] / thresholds[f])) for f in DISCRETE},
-            "testable": k_counts,
-            "thresholds": {f: _r(thresholds[f]) for f in DISCRETE},
-            "continuous_tests": sum(1 for t in all_tests if t["family"] == "worse"),
-        }
+            alpha=alpha,
+            family_alpha={f: _r(alphas[f]) for f in (*DISCRETE, *CONTINUOUS)},
+            K={f: max(1, round(alphas[f] / thresholds[f])) for f in DISCRETE},
+            testable=k_counts,
+            thresholds={f: _r(thresholds[f]) for f in DISCRETE},
+            continuous_tests=sum(1 for t in all_tests if t.family == "worse"),
+        )
         return out, suite
 
     @staticmethod
-    def _finish_case(case: dict[str, Any], case_tests: dict[str, dict[str, Any]]) -> None:
+    def _finish_case(
+        case: ComparedCase, scorers: list[ScorerReport], case_tests: dict[str, _Tested]
+    ) -> CaseReport:
+        decided: dict[str, object] = {}
+        if case.valid is not None:
+            decided["valid"] = case.valid
+        flaky = {
+            s.key: s.baseline.rate
+            for s in scorers
+            if s.baseline.rate is not None and 0 < s.baseline.rate < 1
+        }
+        if flaky:
+            decided["flaky"] = flaky
+        verdict, reason = case.verdict, case.reason
         errors = case_tests.get("errors")
-        valid = case.get("valid", {})
-        if errors is not None and errors["rejected"]:
-            (ok_b, n_b), (ok_c, n_c) = valid["baseline"], valid["candidate"]
-            case["verdict"] = Verdict.BROKEN.value
-            case["reason"] = (
+        if verdict is not None and reason is not None:
+            pass
+        elif errors is not None and errors.rejected:
+            assert case.valid is not None
+            (ok_b, n_b), (ok_c, n_c) = case.valid.baseline, case.valid.candidate
+            verdict = Verdict.BROKEN
+            reason = (
                 f"target errors rose: valid results {ok_b}/{n_b} -> {ok_c}/{n_c} "
-                f"(p={errors['p']:.3g} <= {errors['threshold']:.3g})"
+                f"(p={errors.p:.3g} <= {errors.threshold:.3g})"
             )
-            case["errors_test"] = {"p": _r(errors["p"]), "threshold": _r(errors["threshold"])}
-            return
-        judged = [
-            Verdict(s["verdict"])
-            for s in case["scorers"]
-            if s["verdict"] != Verdict.UNMEASURED.value
-        ]
-        if not judged:
-            case["verdict"] = Verdict.INCONCLUSIVE.value
-            case["reason"] = "no scorer could be judged: " + "; ".join(
-                s["reason"] for s in case["scorers"][:1]
-            )
-            return
-        verdict = worst(judged)
-        case["verdict"] = verdict.value
-        if verdict is Verdict.UNCHANGED:
-            case["reason"] = "no significant change"
+            decided["errors_test"] = ErrorsTest(p=_r(errors.p), threshold=_r(errors.threshold))
         else:
-            first = next(s for s in case["scorers"] if s["verdict"] == verdict.value)
-            case["reason"] = f"{first['key']}: {first['reason']}"
+            judged = [s.verdict for s in scorers if s.verdict is not Verdict.UNMEASURED]
+            if not judged:
+                verdict = Verdict.INCONCLUSIVE
+                reason = "no scorer could be judged: " + "; ".join(s.reason for s in scorers[:1])
+            else:
+                verdict = worst(judged)
+                if verdict is Verdict.UNCHANGED:
+                    reason = "no significant change"
+                else:
+                    first = next(s for s in scorers if s.verdict is verdict)
+                    reason = f"{first.key}: {first.reason}"
+        return CaseReport.model_validate(
+            {
+                "case_id": case.case_id,
+                "verdict": verdict,
+                "reason": reason,
+                "scorers": scorers,
+                **decided,
+            }
+        )
 
     @staticmethod
     def _finish_scorer(
-        entry: dict[str, Any], tests: dict[str, dict[str, Any]], settings: RuleSettings
-    ) -> None:
-        b, c = entry["baseline"], entry["candidate"]
-        is_continuous = "values" in b
-        gate = entry.pop("gate")
-        evidence = entry["evidence"]
+        entry: ComparedScorer, tests: dict[str, _Tested], settings: RuleSettings
+    ) -> ScorerReport:
+        if not entry.pending:
+            assert entry.verdict is not None and entry.reason is not None
+            return ScorerReport.model_validate(entry.dump())
+        b, c = entry.baseline, entry.candidate
+        assert entry.gate is not None
+        assert b.k is not None and b.n is not None and c.k is not None and c.n is not None
+        is_continuous = b.values is not None
+        gate = entry.gate
+        evidence = entry.evidence
         verdicts: list[tuple[Verdict, str]] = []
 
         # Pass rates (every scorer has one). A scorer's own min_effect is in its own units:
         # a rate for pass/fail scorers, score units for continuous ones; --min-effect is a rate.
         reg, imp = tests["regress"], tests["improve"]
-        rb, rc = b["k"] / b["n"], c["k"] / c["n"]
+        rb, rc = b.k / b.n, c.k / c.n
         drop = rb - rc
-        me, suspect = gate["min_effect"], gate["suspect_drop"]
-        lo, hi = stats.newcombe(b["k"], b["n"], c["k"], c["n"])
-        mde = stats.min_detectable_drop(b["k"], b["n"], c["n"], reg["threshold"])
-        b["wilson"] = [_r(x) for x in stats.wilson(b["k"], b["n"])]
-        c["wilson"] = [_r(x) for x in stats.wilson(c["k"], c["n"])]
-        evidence.update(
-            {
-                "test": "fisher",
-                "diff": _r(rc - rb),
-                "newcombe": [_r(lo), _r(hi)],
-                "p_regress": _r(reg["p"]),
-                "p_improve": _r(imp["p"]),
-                "threshold": _r(reg["threshold"]),
-                "min_effect": me,
-                "min_detectable_drop": _r(mde),
-            }
-        )
-        rate = f"{b['k']}/{b['n']} -> {c['k']}/{c['n']}"
-        if reg["rejected"] and drop >= me - stats.TOL:
+        me, suspect = gate.min_effect, gate.suspect_drop
+        lo, hi = stats.newcombe(b.k, b.n, c.k, c.n)
+        mde = stats.min_detectable_drop(b.k, b.n, c.n, reg.threshold)
+        b.wilson = [_round(x) for x in stats.wilson(b.k, b.n)]
+        c.wilson = [_round(x) for x in stats.wilson(c.k, c.n)]
+        evidence.test = "fisher"
+        evidence.diff = _r(rc - rb)
+        evidence.newcombe = [_r(lo), _r(hi)]
+        evidence.p_regress = _r(reg.p)
+        evidence.p_improve = _r(imp.p)
+        evidence.threshold = _r(reg.threshold)
+        evidence.min_effect = me
+        evidence.min_detectable_drop = _r(mde)
+        rate = f"{b.k}/{b.n} -> {c.k}/{c.n}"
+        if reg.rejected and drop >= me - stats.TOL:
             verdicts.append(
-                (
-                    Verdict.REGRESSED,
-                    f"pass rate {rate} (p={reg['p']:.3g} <= {reg['threshold']:.3g})",
-                )
+                (Verdict.REGRESSED, f"pass rate {rate} (p={reg.p:.3g} <= {reg.threshold:.3g})")
             )
-        elif imp["rejected"] and -drop >= me - stats.TOL:
+        elif imp.rejected and -drop >= me - stats.TOL:
             verdicts.append(
-                (Verdict.IMPROVED, f"pass rate {rate} (p={imp['p']:.3g} <= {imp['threshold']:.3g})")
+                (Verdict.IMPROVED, f"pass rate {rate} (p={imp.p:.3g} <= {imp.threshold:.3g})")
             )
         elif drop >= suspect - stats.TOL:
             verdicts.append(
                 (
                     Verdict.INCONCLUSIVE,
                     f"pass rate {rate}: a drop of {drop:.2f}, not significant at this N "
-                    f"(p={reg['p']:.3g} > {reg['threshold']:.3g}); add repeats",
+                    f"(p={reg.p:.3g} > {reg.threshold:.3g}); add repeats",
                 )
             )
         else:
@@ -331,15 +367,16 @@ class ExactRule:
             verdicts.append((Verdict.UNCHANGED, f"{rate}, no significant change ({detect})"))
 
         # values (continuous scorers)
-        values = evidence.get("values")
+        values = evidence.values
         if is_continuous and values is not None:
-            cme = gate["value_min_effect"]
-            higher_better = values["direction"] != "lower_is_better"
-            diff = values["diff"]
+            assert b.mean is not None and c.mean is not None and values.diff is not None
+            cme = gate.value_min_effect
+            higher_better = values.direction != "lower_is_better"
+            diff = values.diff
             bad = -diff if higher_better else diff  # how much worse the candidate is
-            shown = f"mean {b['mean']} -> {c['mean']}"
-            if values.get("deterministic"):
-                if abs(diff) > cme + stats.TOL and not stats.close(b["mean"], c["mean"]):
+            shown = f"mean {b.mean} -> {c.mean}"
+            if values.deterministic:
+                if abs(diff) > cme + stats.TOL and not stats.close(b.mean, c.mean):
                     verdict = Verdict.REGRESSED if bad > 0 else Verdict.IMPROVED
                     verdicts.append(
                         (verdict, f"{shown}: deterministic change (both sides constant)")
@@ -348,25 +385,23 @@ class ExactRule:
                     verdicts.append((Verdict.UNCHANGED, f"{shown}: constant and equal"))
             else:
                 worse, better = tests["worse"], tests["better"]
-                values["threshold"] = _r(worse["threshold"])
-                if worse["rejected"] and bad >= cme:
+                values.threshold = _r(worse.threshold)
+                if worse.rejected and bad >= cme:
                     verdicts.append(
                         (
                             Verdict.REGRESSED,
-                            f"{shown} (Welch p={worse['p']:.3g} <= {worse['threshold']:.3g})",
+                            f"{shown} (Welch p={worse.p:.3g} <= {worse.threshold:.3g})",
                         )
                     )
-                elif better["rejected"] and -bad >= cme:
+                elif better.rejected and -bad >= cme:
                     verdicts.append(
                         (
                             Verdict.IMPROVED,
-                            f"{shown} (Welch p={better['p']:.3g} <= {better['threshold']:.3g})",
+                            f"{shown} (Welch p={better.p:.3g} <= {better.threshold:.3g})",
                         )
                     )
                 elif (
-                    bad > 0
-                    and bad >= max(cme, 0.5 * (values.get("pooled_sd") or 0.0))
-                    and bad > stats.TOL
+                    bad > 0 and bad >= max(cme, 0.5 * (values.pooled_sd or 0.0)) and bad > stats.TOL
                 ):
                     verdicts.append(
                         (
@@ -377,5 +412,11 @@ class ExactRule:
                 else:
                     verdicts.append((Verdict.UNCHANGED, f"{shown}, no significant change"))
         verdict = worst([v for v, _ in verdicts])
-        entry["verdict"] = verdict.value
-        entry["reason"] = next(r for v, r in verdicts if v is verdict)
+        return ScorerReport(
+            key=entry.key,
+            verdict=verdict,
+            reason=next(r for v, r in verdicts if v is verdict),
+            baseline=b,
+            candidate=c,
+            evidence=evidence,
+        )

@@ -5,10 +5,16 @@ A triage rule, not a significance test: flaky cases go to quarantine and never b
 
 from __future__ import annotations
 
-from typing import Any
-
 from noisefloor import stats
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import (
+    CaseReport,
+    ComparedCase,
+    ComparedScorer,
+    Evidence,
+    RuleSummary,
+    Side,
+)
 from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
 
@@ -52,7 +58,7 @@ class WilsonRule:
 
     def compare(
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
-    ) -> dict[str, Any]:
+    ) -> ComparedCase:
         """Judge one case: the worst of its scorers' decisions."""
         # The design's table judges a crash as a fail, so one broken side reads as the table
         # says; no valid result on either side takes the shared frame, which names the outcomes.
@@ -61,7 +67,7 @@ class WilsonRule:
             frame = case_frame(base, cand)
         base_scorers = {s.label: s for s in base.scorers} if base else {}
         cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
-        scorers: list[dict[str, Any]] = []
+        scorers: list[ComparedScorer] = []
         for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
             b, c = base_scorers.get(key), cand_scorers.get(key)
             min_effect = settings.scorer(key).min_effect
@@ -72,37 +78,36 @@ class WilsonRule:
                 )
             else:
                 verdict, reason = decide_scorer(b, c, settings.min_valid, min_effect)
-            entry_b, entry_c = side(b), side(c)
+            entry_b, entry_c = Side.model_validate(side(b)), Side.model_validate(side(c))
             if b is not None and c is not None:
-                entry_b["wilson"] = list(stats.wilson(b.k, b.n))
-                entry_c["wilson"] = list(stats.wilson(c.k, c.n))
+                entry_b.wilson = list(stats.wilson(b.k, b.n))
+                entry_c.wilson = list(stats.wilson(c.k, c.n))
             scorers.append(
-                {
-                    "key": key,
-                    "verdict": verdict.value,
-                    "reason": reason,
-                    "baseline": entry_b,
-                    "candidate": entry_c,
-                    "evidence": {"min_effect": min_effect},
-                }
+                ComparedScorer(
+                    key=key,
+                    verdict=verdict,
+                    reason=reason,
+                    baseline=entry_b,
+                    candidate=entry_c,
+                    evidence=Evidence(min_effect=min_effect),
+                )
             )
         if frame is None:
-            judged = [Verdict(s["verdict"]) for s in scorers]
-            verdict = worst(judged)
-            first = next(s for s in scorers if s["verdict"] == verdict.value)
-            frame = {"verdict": verdict, "reason": f"{first['key']}: {first['reason']}"}
-        return {
-            "case_id": case_id,
-            "verdict": Verdict(frame["verdict"]).value,
-            "reason": frame["reason"],
-            "scorers": scorers,
-        }
+            verdict = worst([s.verdict for s in scorers if s.verdict is not None])
+            first = next(s for s in scorers if s.verdict is verdict)
+            frame = {"verdict": verdict, "reason": f"{first.key}: {first.reason}"}
+        return ComparedCase(
+            case_id=case_id,
+            verdict=Verdict(frame["verdict"]),
+            reason=frame["reason"],
+            scorers=scorers,
+        )
 
     def decide(
-        self, cases: list[dict[str, Any]], settings: RuleSettings
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self, cases: list[ComparedCase], settings: RuleSettings
+    ) -> tuple[list[CaseReport], RuleSummary]:
         """Nothing to correct across cases."""
-        return cases, {
-            "procedure": "quarantine-lane table: Wilson 95% intervals must not overlap",
-            "min_valid": settings.min_valid,
-        }
+        return [c.decided() for c in cases], RuleSummary(
+            procedure="quarantine-lane table: Wilson 95% intervals must not overlap",
+            min_valid=settings.min_valid,
+        )

@@ -15,6 +15,7 @@ import pytest
 from noisefloor import stats
 from noisefloor.errors import ExitCode
 from noisefloor.records import CaseBand, ScorerBand
+from noisefloor.report.model import ComparedCase
 from noisefloor.rules import get_rule
 from noisefloor.rules.band import BandRule, compare_scorer
 from noisefloor.rules.exact import ExactRule
@@ -251,7 +252,7 @@ def test_band_rule_case_takes_its_worst_scorer() -> None:
     base = case_band(scorer_band(5, 5, label="0:a"), scorer_band(1, 5, label="1:b"))
     cand = case_band(scorer_band(4, 5, label="0:a"), scorer_band(5, 5, label="1:b"))
 
-    case = BandRule().compare("c", base, cand, RuleSettings(rule=RuleName.BAND))
+    case = BandRule().compare("c", base, cand, RuleSettings(rule=RuleName.BAND)).dump()
 
     assert case["verdict"] == "regressed"
     assert case["reason"].startswith("0:a: unanimous baseline")
@@ -263,7 +264,7 @@ def test_band_rule_valid_rate_drop_is_broken() -> None:
     base = case_band(scorer_band(5, 5))
     cand = case_band(scorer_band(2, 5, target_errors=3), ok=2)
 
-    case = BandRule().compare("c", base, cand, RuleSettings(rule=RuleName.BAND))
+    case = BandRule().compare("c", base, cand, RuleSettings(rule=RuleName.BAND)).dump()
 
     assert case["verdict"] == "broken"
 
@@ -276,9 +277,8 @@ def wilson(base: ScorerBand, cand: ScorerBand, min_effect: float = 0.2) -> tuple
 
 
 def wilson_case(base: ScorerBand, cand: ScorerBand, **settings: Any) -> dict[str, Any]:
-    return WilsonRule().compare(
-        "c", case_band(base), case_band(cand), RuleSettings(rule=RuleName.WILSON, **settings)
-    )
+    config = RuleSettings(rule=RuleName.WILSON, **settings)
+    return WilsonRule().compare("c", case_band(base), case_band(cand), config).dump()
 
 
 WILSON_ROWS = [
@@ -418,7 +418,7 @@ def test_wilson_case_takes_its_worst_scorer() -> None:
     base = case_band(scorer_band(5, 5, label="0:a"), scorer_band(3, 5, label="1:b"))
     cand = case_band(scorer_band(0, 5, label="0:a"), scorer_band(5, 5, label="1:b"))
 
-    case = WilsonRule().compare("c", base, cand, RuleSettings(rule=RuleName.WILSON))
+    case = WilsonRule().compare("c", base, cand, RuleSettings(rule=RuleName.WILSON)).dump()
 
     assert case["verdict"] == "regressed"
     assert [s["verdict"] for s in case["scorers"]] == ["regressed", "quarantine"]
@@ -428,14 +428,17 @@ def test_wilson_frames_added_and_removed() -> None:
     settings = RuleSettings(rule=RuleName.WILSON)
     band = case_band(scorer_band(5, 5))
 
-    assert WilsonRule().compare("c", None, band, settings)["verdict"] == "added"
-    assert WilsonRule().compare("c", band, None, settings)["verdict"] == "removed"
+    assert WilsonRule().compare("c", None, band, settings).dump()["verdict"] == "added"
+    assert WilsonRule().compare("c", band, None, settings).dump()["verdict"] == "removed"
 
 
 def test_wilson_decide_passes_cases_through() -> None:
     case = wilson_case(scorer_band(5, 5), scorer_band(0, 5))
 
-    cases, suite = WilsonRule().decide([case], RuleSettings(rule=RuleName.WILSON))
+    decided, summary = WilsonRule().decide(
+        [ComparedCase.model_validate(case)], RuleSettings(rule=RuleName.WILSON)
+    )
+    cases, suite = [c.dump() for c in decided], summary.dump()
 
     assert cases == [case]
     assert suite["min_valid"] == 3
@@ -454,7 +457,7 @@ def exact(
         for b, c in pairs
     ]
     cases, suite = rule.decide(compared, config)
-    return {c["case_id"]: c for c in cases}, suite
+    return {c.case_id: c.dump() for c in cases}, suite.dump()
 
 
 def binary_pair(
@@ -702,6 +705,14 @@ def test_case_frame_joins_by_case_id_when_the_input_changed() -> None:
     assert frame is None
 
 
+def decided(
+    rule: RuleName, base: CaseBand, cand: CaseBand, settings: RuleSettings
+) -> list[dict[str, Any]]:
+    """One case through compare then decide, as the JSON report shows it."""
+    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", base, cand, settings)], settings)
+    return [c.dump() for c in cases]
+
+
 @pytest.mark.parametrize("rule", list(RuleName))
 def test_an_edited_input_is_compared_on_its_numbers(rule: RuleName) -> None:
     """An edited prompt that breaks the case is a regression, whatever the rule."""
@@ -709,7 +720,7 @@ def test_an_edited_input_is_compared_on_its_numbers(rule: RuleName) -> None:
     cand = case_band(scorer_band(0, 5), case_key="after")
     settings = RuleSettings(rule=rule)
 
-    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", base, cand, settings)], settings)
+    cases = decided(rule, base, cand, settings)
 
     assert cases[0]["verdict"] == "regressed"
     scorer = cases[0]["scorers"][0]
@@ -745,7 +756,7 @@ def test_every_rule_passes_both_sides_without_a_valid_result(rule: RuleName) -> 
     dead = case_band(scorer_band(0, 5, target_errors=5), ok=0)
     settings = RuleSettings(rule=rule)
 
-    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", dead, dead, settings)], settings)
+    cases = decided(rule, dead, dead, settings)
 
     assert cases[0]["verdict"] == "unchanged"
     assert cases[0]["reason"].startswith("no valid result on either side")
@@ -762,7 +773,7 @@ def test_every_rule_fails_a_total_loss_of_valid_results(rule: RuleName, expected
     dead = case_band(scorer_band(0, 5, target_errors=5), ok=0)
     settings = RuleSettings(rule=rule)
 
-    cases, _ = get_rule(rule).decide([get_rule(rule).compare("c", base, dead, settings)], settings)
+    cases = decided(rule, base, dead, settings)
 
     assert cases[0]["verdict"] == expected
 
@@ -831,11 +842,12 @@ def test_exit_code_harness_fault_wins() -> None:
 
 def test_exact_splits_alpha_between_the_families_that_can_fail() -> None:
     """Pass rates and continuous values are corrected apart; together they must stay at alpha."""
+    from noisefloor.report.model import PendingTest
     from noisefloor.rules.exact import _family_alphas
 
-    binary = {"family": "regress", "p": 0.5, "pmin": 0.004}
-    untestable = {"family": "regress", "p": 1.0, "pmin": 1.0}
-    values = {"family": "worse", "p": 0.2}
+    binary = PendingTest(family="regress", scorer="0:a", p=0.5, pmin=0.004)
+    untestable = PendingTest(family="regress", scorer="0:a", p=1.0, pmin=1.0)
+    values = PendingTest(family="worse", scorer="0:a", p=0.2)
     assert _family_alphas([binary], 0.05)["regress"] == 0.05
     assert _family_alphas([untestable, values], 0.05)["worse"] == 0.05
     mixed = _family_alphas([binary, values], 0.05)

@@ -425,14 +425,15 @@ def test_paired_mean_ci_within_bounds_is_scipys_interval_clipped(
 
 
 def test_suite_interval_of_few_cases_stays_within_a_pass_rate_change() -> None:
+    from noisefloor.report.model import CaseReport, ScorerReport, Side
     from noisefloor.settings import RuleSettings
-    from noisefloor.verdict import suite_summary
+    from noisefloor.verdict import Verdict, suite_summary
 
-    def case(base: float, cand: float) -> dict[str, Any]:
-        sides = {"baseline": {"rate": base}, "candidate": {"rate": cand}}
-        return {"verdict": "unchanged", "scorers": [sides]}
+    def case(base: float, cand: float) -> CaseReport:
+        sides = ScorerReport.model_construct(baseline=Side(rate=base), candidate=Side(rate=cand))
+        return CaseReport.model_construct(verdict=Verdict.UNCHANGED, scorers=[sides])
 
-    summary = suite_summary([case(1.0, 0.0), case(0.4, 0.6)], RuleSettings())
+    summary = suite_summary([case(1.0, 0.0), case(0.4, 0.6)], RuleSettings()).dump()
     # unbounded, mean +- t(0.975, 1) * se gives [-8.02, +7.22]
     assert summary["mean_diff"] == -0.4
     assert summary["ci95"] == [-1.0, 1.0]
