@@ -5,17 +5,11 @@ An index only: the JSON files under the store root stay the source of truth and 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import os
 import re
 import sqlite3
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
@@ -28,6 +22,7 @@ from noisefloor.records import (
     RunRecord,
     ScorerUse,
 )
+from noisefloor.sqlite_db import Database, transaction
 from noisefloor.store import Store, has_sample
 from noisefloor.targets.base import exchange_hashes
 
@@ -39,26 +34,10 @@ LEDGER_FILE = "ledger.sqlite"
 #: Bump whenever a table or a view changes; an older ledger is dropped and rebuilt from the files.
 SCHEMA_VERSION = 2
 
-#: How long a writer waits for another writer's lock before SQLite reports "database is locked".
-BUSY_TIMEOUT_MS = 30_000
-
-# A lock that still escapes the busy timeout is retried: a sample must never be lost to it.
-_RETRIES = 5
-_RETRY_SLEEP_S = 0.05
-
-#: How long `rebuild` (and recovery from a corrupt file) waits for other open ledgers to close.
-EXCLUSIVE_WAIT_S = 30.0
-
 _OUTPUT_CHARS = 200
 
 _SAMPLE_NAME = re.compile(r"^r(\d+)\.json$")
 _EPOCH_NAME = re.compile(r"^e(\d+)$")
-
-# SQLite primary result codes (the low byte of an extended code).
-_SQLITE_BUSY = 5
-_SQLITE_LOCKED = 6
-_SQLITE_CORRUPT = 11
-_SQLITE_NOTADB = 26
 
 _SAMPLE_COLUMNS = (
     "sample_path",
@@ -229,7 +208,6 @@ _SCHEMA = (
     """,
 )
 
-T = TypeVar("T")
 Row = dict[str, Any]
 
 
@@ -465,87 +443,7 @@ _UPSERT_RUN_SAMPLE = _upsert_sql("run_samples", _RUN_SAMPLE_COLUMNS)
 _UPSERT_LABEL_RUN = _upsert_sql("label_runs", ("suite", "label", "run_id"))
 
 
-def _code(exc: sqlite3.Error) -> int:
-    return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
-
-
-def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    message = str(exc).lower()
-    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in message or "busy" in message
-
-
-def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    message = str(exc).lower()
-    return (
-        _code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
-        or "not a database" in message
-        or "malformed" in message
-    )
-
-
-def _connect(path: Path, *, wal: bool = True) -> sqlite3.Connection:
-    # autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE, which takes the
-    # write lock up front and so waits in the busy handler instead of failing on lock upgrade
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if wal:
-            conn.execute("PRAGMA journal_mode = WAL").fetchone()
-        conn.execute("PRAGMA synchronous = NORMAL")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        # a failed COMMIT leaves the transaction open; a retry must start from a clean slate
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _ensure_schema(conn: sqlite3.Connection, where: Path) -> bool:
-    """Create the tables and the view if missing; return True if an older ledger was dropped."""
-    with _transaction(conn):
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version == SCHEMA_VERSION:
-            return False
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"the ledger {where} has schema version {version}; this noisefloor knows "
-                f"{SCHEMA_VERSION}",
-                hint="upgrade noisefloor, or delete the file and run `noisefloor ledger rebuild`",
-            )
-        objects = conn.execute(
-            "SELECT type, name FROM sqlite_master "
-            "WHERE type IN ('view', 'table') AND name NOT LIKE 'sqlite_%'"
-        ).fetchall()
-        # views first: a table cannot be dropped while a view still names it in some versions
-        for kind, name in sorted(objects, key=lambda row: row[0] != "view"):
-            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        return bool(objects)
-
-
-def _unlink_db(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-# -- the ledger ------------------------------------------------------------------------------
-
-
-class Ledger:
+class Ledger(Database):
     """An open ledger: WAL mode, a 30 s busy timeout, one commit per sample.
 
     Every open ledger holds a shared lock on `<file>.lock`; `rebuild` takes it exclusively, because
@@ -566,135 +464,21 @@ class Ledger:
         Raises:
             StoreError: The file was written by a newer noisefloor, or stays locked.
         """
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.recreated = False
-        self._lock_fd: int | None = os.open(
-            f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
-        )
-        self._conn: sqlite3.Connection | None = None
+        super().__init__(path, _SCHEMA, SCHEMA_VERSION)
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
-            self._conn = self._open()
             if self.recreated and self.path.name == LEDGER_FILE:
                 # an older schema or a corrupt file was dropped: index the store's files again,
                 # in place (upserts), so that no command sees a ledger that forgot its runs
-                _fill(self._conn, Store(self.path.parent))
+                _fill(self._db(), Store(self.path.parent))
         except BaseException:
             self.close()
             raise
-
-    def _open(self) -> sqlite3.Connection:
-        # Two processes opening a fresh file both switch it to WAL; SQLite answers one of them
-        # "database is locked" at once, without the busy handler, to avoid a deadlock.
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                return self._try_open()
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc):
-                    raise StoreError(f"cannot open the ledger {self.path}: {exc}") from exc
-                if time.monotonic() >= deadline:
-                    raise StoreError(
-                        f"the ledger {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s",
-                        hint="another process holds it; the sample files are kept either way",
-                    ) from exc
-                time.sleep(_RETRY_SLEEP_S)
-
-    def _try_open(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = None
-        try:
-            conn = _connect(self.path)
-            self.recreated = _ensure_schema(conn, self.path) or self.recreated
-            return conn
-        except sqlite3.DatabaseError as exc:
-            if conn is not None:
-                conn.close()
-            if isinstance(exc, sqlite3.OperationalError) or not _is_corrupt(exc):
-                raise
-        # a corrupt index costs nothing to drop: the JSON files rebuild it
-        with self._exclusive():
-            _unlink_db(self.path)
-        self.recreated = True
-        conn = _connect(self.path)
-        try:
-            _ensure_schema(conn, self.path)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    @contextlib.contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        """Hold the lock file exclusively: no other ledger is open meanwhile."""
-        assert self._lock_fd is not None
-        deadline = time.monotonic() + EXCLUSIVE_WAIT_S
-        while True:
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    # do not keep a half-converted lock: shared again, as an open ledger holds it
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
-                    raise StoreError(
-                        f"the ledger {self.path} is open in another process",
-                        hint="retry when running commands have finished",
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            # a downgrade never waits, so no other process can slip in between
-            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the ledger {self.path} is closed")
-        return self._conn
-
-    def close(self) -> None:
-        """Close the connection and release the lock; safe to call twice."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
 
     def __enter__(self) -> Ledger:
         """Use the ledger in a `with` block that closes it."""
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the ledger."""
-        self.close()
-
     # -- writing -----------------------------------------------------------------------------
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work` in one immediate transaction, retrying it when the lock still escapes."""
-        conn = self._db()
-        for attempt in range(_RETRIES):
-            try:
-                with _transaction(conn):
-                    return work(conn)
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc):
-                    raise
-                if attempt == _RETRIES - 1:
-                    raise StoreError(
-                        f"the ledger {self.path} stayed locked through {_RETRIES} attempts: {exc}",
-                        hint="the sample files are kept; `noisefloor ledger rebuild` restores "
-                        "the index",
-                    ) from exc
-                time.sleep(_RETRY_SLEEP_S * (attempt + 1))
-        raise AssertionError("unreachable")  # pragma: no cover
-
     def index_sample(self, store_root: Path, path: Path, sample: dict[str, Any]) -> None:
         """Upsert the row of one sample file and commit at once.
 
@@ -713,7 +497,7 @@ class Ledger:
         def work(conn: sqlite3.Connection) -> None:
             conn.execute(_UPSERT_SAMPLE, row)
 
-        self._write(work)
+        self.write(work)
 
     def index_run(self, store_root: Path, run: RunRecord) -> None:
         """Upsert a run, the status of each repeat it took and its samples, in one transaction.
@@ -768,13 +552,13 @@ class Ledger:
                 )
                 conn.executemany(_UPSERT_LABEL_RUN, members)
 
-        self._write(work)
+        self.write(work)
 
     def rebuild(self, store_root: Path) -> dict[str, int]:
         """Recreate the ledger from every sample file and run record under the root.
 
         The new ledger is written beside the old one and swapped in with `os.replace`, so a
-        rebuild that fails leaves the old ledger as it was. Waits up to `EXCLUSIVE_WAIT_S` for
+        rebuild that fails leaves the old ledger as it was. Waits up to `sqlite_db.EXCLUSIVE_WAIT_S` for
         other open ledgers to close.
 
         Args:
@@ -787,35 +571,7 @@ class Ledger:
             StoreError: A sample or run file is corrupt, or the ledger stays open elsewhere.
         """
         store = Store(store_root)
-        tmp = self.path.with_name(f"{self.path.name}.rebuild-{os.getpid()}.tmp")
-        with self._exclusive():
-            _unlink_db(tmp)
-            try:
-                counts = _build(store, tmp)
-            except BaseException:
-                _unlink_db(tmp)
-                raise
-            self._swap(tmp)
-        return counts
-
-    def _swap(self, tmp: Path) -> None:
-        """Replace the database file by `tmp`; the caller holds the lock exclusively."""
-        conn, self._conn = self._db(), None
-        try:
-            # fold the WAL into the old file and close: a leftover -wal beside the new file
-            # would be replayed into it
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            conn.close()
-        try:
-            os.replace(tmp, self.path)
-            Path(f"{self.path}-wal").unlink(missing_ok=True)
-            Path(f"{self.path}-shm").unlink(missing_ok=True)
-        except BaseException:
-            _unlink_db(tmp)
-            raise
-        finally:
-            self._conn = self._open()
+        return self.replace_with(lambda conn: _fill(conn, store))
 
     # -- reading -----------------------------------------------------------------------------
     def ledger_rows(self, run_id: str | None = None) -> list[Row]:
@@ -908,20 +664,9 @@ def _fill(conn: sqlite3.Connection, store: Store) -> dict[str, int]:
     links = [row for run in runs for row in _run_sample_rows(store, run)]
     members = [_label_row(suite, label, r) for suite, label, ids in store.labels() for r in ids]
     # files are read before the transaction, so the write lock is held only for the writes
-    with _transaction(conn):
+    with transaction(conn):
         conn.executemany(_UPSERT_SAMPLE, samples)
         conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
         conn.executemany(_UPSERT_RUN_SAMPLE, links)
         conn.executemany(_UPSERT_LABEL_RUN, members)
     return {"samples": len(samples), "runs": len(runs), "run_samples": len(links)}
-
-
-def _build(store: Store, target: Path) -> dict[str, int]:
-    """Write a complete ledger from the JSON files into a new file at `target`."""
-    # no WAL for a file nobody else opens yet: a clean close leaves the database alone
-    conn = _connect(target, wal=False)
-    try:
-        _ensure_schema(conn, target)
-        return _fill(conn, store)
-    finally:
-        conn.close()

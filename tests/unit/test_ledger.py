@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor import ledger as ledger_module
+from noisefloor import sqlite_db
 from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
 from noisefloor.ledger import SCHEMA_VERSION, Ledger, ledger_path
@@ -353,7 +353,7 @@ def test_rebuild_waits_for_other_open_ledgers(
     built: tuple[Fixture, RunRecord, RunRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fx, first, _ = built
-    monkeypatch.setattr(ledger_module, "EXCLUSIVE_WAIT_S", 0.2)
+    monkeypatch.setattr(sqlite_db, "EXCLUSIVE_WAIT_S", 0.2)
     with Ledger(ledger_path(fx.root)) as writer, Ledger(ledger_path(fx.root)) as other:
         writer.index_run(fx.root, first)
         with pytest.raises(StoreError, match="open in another process"):
@@ -511,7 +511,7 @@ def test_a_lock_that_escapes_the_busy_timeout_is_retried(
     fx.case("capital", [_http("capital", 0, "Paris")], ["0:contains"])
     path = fx.sample_files()[0]
     calls = {"n": 0}
-    real = ledger_module._transaction
+    real = sqlite_db.transaction
 
     def flaky(conn: sqlite3.Connection) -> Any:
         calls["n"] += 1
@@ -519,11 +519,11 @@ def test_a_lock_that_escapes_the_busy_timeout_is_retried(
             raise sqlite3.OperationalError("database is locked")
         return real(conn)
 
-    monkeypatch.setattr(ledger_module, "_RETRY_SLEEP_S", 0.001)
+    monkeypatch.setattr(sqlite_db, "RETRY_SLEEP_S", 0.001)
     with Ledger(ledger_path(fx.root)) as ledger:
-        monkeypatch.setattr(ledger_module, "_transaction", flaky)
+        monkeypatch.setattr(sqlite_db, "transaction", flaky)
         ledger.index_sample(fx.root, path, orjson.loads(path.read_bytes()))
-        monkeypatch.setattr(ledger_module, "_transaction", real)
+        monkeypatch.setattr(sqlite_db, "transaction", real)
         assert calls["n"] == 3
         count = ledger._db().execute("SELECT count(*) FROM samples").fetchone()[0]
     assert count == 1
