@@ -686,10 +686,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.indexing import open_ledger
 
     store = _store(args)
-    with Ledger(ledger_path(store.root)) as ledger:
+    with open_ledger(store.root) as ledger:
         runs = ledger.history(args.case, args.suite)
     if not runs:
         raise NoisefloorError(
@@ -739,10 +739,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.indexing import open_ledger
 
     store = _store(args)
-    with Ledger(ledger_path(store.root)) as ledger:
+    with open_ledger(store.root) as ledger:
         counts = ledger.rebuild(store.root)
     print(
         f"ledger rebuilt: {counts['samples']} samples, {counts['runs']} runs, "

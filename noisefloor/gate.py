@@ -21,6 +21,7 @@ from noisefloor.errors import (
     UsageError,
 )
 from noisefloor.fingerprint import GIT_LABEL
+from noisefloor.indexing import SampleIndexer
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
@@ -183,14 +184,19 @@ def run_suite(
         pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
         if opts.on_start is not None:
             opts.on_start(len(pending))
-        calls = take_samples(
-            store,
-            built.target,
-            pending,
-            jobs=opts.jobs,
-            redactor=redactor,
-            on_sample=opts.on_sample,
-        )
+        indexer = SampleIndexer(store)
+        try:
+            calls = take_samples(
+                store,
+                built.target,
+                pending,
+                jobs=opts.jobs,
+                redactor=redactor,
+                on_sample=opts.on_sample,
+                on_written=indexer,
+            )
+        finally:
+            indexer.close()
         served = _endpoint_checks(store, built, cases) if built.record.kind == "http" else {}
         run = RunRecord(
             run_id=_run_id(suite.name),
@@ -298,10 +304,9 @@ def _served_warnings(run: RunRecord, side: str) -> list[str]:
 
 def _index(store: Store, run: RunRecord) -> None:
     """Index a scored run in the SQLite ledger (an index of the JSON files, rebuildable)."""
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.indexing import index_run
 
-    with Ledger(ledger_path(store.root)) as ledger:
-        ledger.index_run(store.root, run)
+    index_run(store, run)
 
 
 def _require_samples(store: Store, cases: list[CaseRecord]) -> None:

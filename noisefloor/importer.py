@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from noisefloor.engine import band_tasks, run_tasks
 from noisefloor.errors import StoreError, UsageError
 from noisefloor.gate import case_key, scorer_uses
-from noisefloor.ledger import Ledger, ledger_path
+from noisefloor.indexing import index_run
 from noisefloor.records import BaselinePointer, CaseRecord, ImportedFrom, RunRecord, TargetRecord
 from noisefloor.sampling import Redactor
 from noisefloor.store import Store, short_hash
@@ -513,8 +513,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             result.baseline = _import_pointer(store, suite.name, public.pointer, result)
     for record in result.imported:
         run_tasks(store, band_tasks(store, suite.name, record.cases, {}).tasks)
-        with Ledger(ledger_path(store.root)) as ledger:
-            ledger.index_run(store.root, record)
+        index_run(store, record)
     return result
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
 from noisefloor.records import (
     CaseRecord,
@@ -21,18 +21,23 @@ from noisefloor.records import (
     RepeatStatus,
     RunRecord,
     ScorerUse,
+    repeat_status,
 )
 from noisefloor.sqlite_db import Database, transaction
 from noisefloor.store import Store, has_sample
 from noisefloor.targets.base import exchange_hashes
 
-__all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ledger_path"]
+__all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ScoreFiles", "ledger_path"]
 
 #: The ledger's file name under the store root (ignored by the store's .gitignore).
 LEDGER_FILE = "ledger.sqlite"
 
 #: Bump whenever a table or a view changes; an older ledger is dropped and rebuilt from the files.
 SCHEMA_VERSION = 2
+
+#: Where a run's score of one case by one scorer lies: (store, suite, case, scorer) -> file. The
+#: engine names score files; whoever opens the ledger to index runs passes its naming.
+ScoreFiles = Callable[[Store, str, CaseRecord, ScorerUse], Path]
 
 _OUTPUT_CHARS = 200
 
@@ -318,7 +323,9 @@ def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
     return use.label, use.name, params, use.impl_hash
 
 
-def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, RepeatScore]] | None:
+def _read_scores(
+    store: Store, suite: str, case: CaseRecord, score_files: ScoreFiles
+) -> list[dict[int, RepeatScore]] | None:
     """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored.
 
     A score file is named for its sample set and scorer; it must also hold the very scorer the
@@ -330,7 +337,7 @@ def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, R
     for use in case.scorers:
         # raw JSON, not validated models: this reads a file per scorer of every case indexed
         try:
-            data = orjson.loads(score_file(store, suite, case, use).read_bytes())
+            data = orjson.loads(score_files(store, suite, case, use).read_bytes())
             saved = data["scorer"]
             key = (
                 saved["label"],
@@ -356,24 +363,11 @@ def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, R
 def _repeat_status(
     case: CaseRecord, scores: list[dict[int, RepeatScore]] | None, repeat: int
 ) -> tuple[str, str]:
-    """Pass, fail or invalid for one repeat across every scorer of its case, with the reason."""
     if scores is None or any(repeat not in s for s in scores):
         return "invalid", "unscored"
-    found = [(use.label, s[repeat]) for use, s in zip(case.scorers, scores, strict=True)]
-    for status, prefix in (
-        (RepeatStatus.INFRA_ERROR, "infra"),
-        (RepeatStatus.SCORER_ERROR, "grader"),
-    ):
-        for _, score in found:
-            if score.status is status:
-                return "invalid", f"{prefix}:{score.detail}"
-    for _, score in found:
-        if score.status is RepeatStatus.TARGET_ERROR:
-            return "fail", score.detail
-    for label, score in found:
-        if score.status is RepeatStatus.FAIL:
-            return "fail", f"{label}: {score.detail}"
-    return "pass", "ok"
+    return repeat_status(
+        [(use.label, s[repeat]) for use, s in zip(case.scorers, scores, strict=True)]
+    )
 
 
 def _run_row(run: RunRecord) -> Row:
@@ -395,10 +389,10 @@ def _label_row(suite: str, label: str, run_id: str) -> Row:
     return {"suite": suite, "label": label, "run_id": run_id}
 
 
-def _run_sample_rows(store: Store, run: RunRecord) -> list[Row]:
+def _run_sample_rows(store: Store, run: RunRecord, score_files: ScoreFiles) -> list[Row]:
     rows = []
     for case in run.cases:
-        scores = _read_scores(store, run.suite, case)
+        scores = _read_scores(store, run.suite, case, score_files)
         # the repeats this run took; earlier runs of its label hold the rows of the others
         for repeat in range(case.first_repeat, case.repeats):
             status, reason = _repeat_status(case, scores, repeat)
@@ -455,21 +449,25 @@ class Ledger(Database):
             at a store root (`ledger_path`) is then filled again from the JSON files.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, score_files: ScoreFiles | None = None) -> None:
         """Open (creating if needed) the ledger at `path`.
 
         Args:
             path: The database file, normally `ledger_path(store_root)`.
+            score_files: Where score files lie, to index runs (`index_run`, `rebuild`, and the
+                refill of a recreated ledger); a ledger opened without it only reads and
+                indexes samples.
 
         Raises:
             StoreError: The file was written by a newer noisefloor, or stays locked.
         """
         super().__init__(path, _SCHEMA, SCHEMA_VERSION)
+        self._score_files = score_files
         try:
             if self.recreated and self.path.name == LEDGER_FILE:
                 # an older schema or a corrupt file was dropped: index the store's files again,
                 # in place (upserts), so that no command sees a ledger that forgot its runs
-                _fill(self._db(), Store(self.path.parent))
+                _fill(self._db(), Store(self.path.parent), self._scores())
         except BaseException:
             self.close()
             raise
@@ -477,6 +475,14 @@ class Ledger(Database):
     def __enter__(self) -> Ledger:
         """Use the ledger in a `with` block that closes it."""
         return self
+
+    def _scores(self) -> ScoreFiles:
+        if self._score_files is None:
+            raise StoreError(
+                f"the ledger {self.path} was opened to read: it cannot index runs",
+                hint="a bug in noisefloor; `noisefloor ledger rebuild` indexes every run",
+            )
+        return self._score_files
 
     # -- writing -----------------------------------------------------------------------------
     def index_sample(self, store_root: Path, path: Path, sample: dict[str, Any]) -> None:
@@ -515,7 +521,7 @@ class Ledger(Database):
         """
         store = Store(store_root)
         run_row = _run_row(run)
-        links = _run_sample_rows(store, run)
+        links = _run_sample_rows(store, run, self._scores())
         # sample files never change once written: read only those not indexed yet (a no-op
         # check of 2,000 cases x 5 repeats otherwise rereads 10,000 files)
         known = {
@@ -571,7 +577,8 @@ class Ledger(Database):
             StoreError: A sample or run file is corrupt, or the ledger stays open elsewhere.
         """
         store = Store(store_root)
-        return self.replace_with(lambda conn: _fill(conn, store))
+        score_files = self._scores()
+        return self.replace_with(lambda conn: _fill(conn, store, score_files))
 
     # -- reading -----------------------------------------------------------------------------
     def ledger_rows(self, run_id: str | None = None) -> list[Row]:
@@ -656,12 +663,12 @@ def _relative(store_root: Path, path: Path) -> str:
         raise StoreError(f"{path} is not under the store root {root}") from None
 
 
-def _fill(conn: sqlite3.Connection, store: Store) -> dict[str, int]:
+def _fill(conn: sqlite3.Connection, store: Store, score_files: ScoreFiles) -> dict[str, int]:
     """Upsert the rows of every sample file, run record and label under the root."""
     read = (_read_sample(store.root, rel) for rel in _sample_files(store.root))
     samples = [row for row in read if row]
     runs = [store.load_run(suite, run_id) for suite, run_id in store.runs()]
-    links = [row for run in runs for row in _run_sample_rows(store, run)]
+    links = [row for run in runs for row in _run_sample_rows(store, run, score_files)]
     members = [_label_row(suite, label, r) for suite, label, ids in store.labels() for r in ids]
     # files are read before the transaction, so the write lock is held only for the writes
     with transaction(conn):
