@@ -424,7 +424,8 @@ def _progress(args: argparse.Namespace) -> Any:
 
 def _load(args: argparse.Namespace) -> Any:
     """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
-    from noisefloor.suite import EndpointFlags, cases_suite, load_suite
+    from noisefloor.suite import cases_suite, load_suite
+    from noisefloor.targets.http_kind import EndpointFlags
 
     flags = EndpointFlags(
         base_url=args.base_url,

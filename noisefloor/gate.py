@@ -6,7 +6,7 @@ Each takes a store and settings and returns plain data; printing belongs to the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,6 @@ from noisefloor.errors import (
     BaselineMissing,
     StoreError,
     TargetChanged,
-    TargetConfigError,
     UsageError,
 )
 from noisefloor.fingerprint import GIT_LABEL
@@ -26,7 +25,9 @@ from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
 from noisefloor.suite import Case, Suite
+from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
+from noisefloor.targets.kinds import kind_named
 from noisefloor.verdict import (
     RuleSettings,
     Verdict,
@@ -197,7 +198,7 @@ def run_suite(
             )
         finally:
             indexer.close()
-        served = _endpoint_checks(store, built, cases) if built.record.kind == "http" else {}
+        served = kind_named(built.record.kind).check_run(_samples(store, cases))
         run = RunRecord(
             run_id=_run_id(suite.name),
             suite=suite.name,
@@ -265,41 +266,18 @@ def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:
     )
 
 
-def _endpoint_checks(store: Store, built: BuiltTarget, cases: list[CaseRecord]) -> dict[str, int]:
-    """Count the models an endpoint served; refuse a run in which every call was refused.
-
-    A 4xx such as 401 or 404 on every call is a configuration problem, not a model failure.
-    """
+def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
+    """Every sample of the cases, read only as a kind's check after a run asks for them."""
     from noisefloor.scoring import read_sample
 
-    served: Counter[str] = Counter()
-    refused: list[str] = []
-    total = 0
     for case in cases:
         sample_dir = store.abs(case.sample_dir)
         for repeat in range(case.repeats):
-            sample = read_sample(store.sample_path(sample_dir, repeat))
-            total += 1
-            envelope = sample.envelope or {}
-            if envelope.get("served_model"):
-                served[str(envelope["served_model"])] += 1
-            if envelope.get("error_class") == "config":
-                refused.append(sample.error or "refused")
-    if total and len(refused) == total:
-        raise TargetConfigError(
-            f"the endpoint refused every call: {refused[0]}",
-            hint="check target.http.base_url, model and api_key_env; nothing was compared",
-        )
-    return dict(sorted(served.items()))
+            yield read_sample(store.sample_path(sample_dir, repeat))
 
 
 def _served_warnings(run: RunRecord, side: str) -> list[str]:
-    requested = run.target.spec.get("model")
-    other = {m: n for m, n in run.served_models.items() if m != requested}
-    if not other:
-        return []
-    shown = ", ".join(f"{m!r} x{n}" for m, n in other.items())
-    return [f"the {side}'s endpoint served {shown} where {requested!r} was requested"]
+    return kind_named(run.target.kind).run_warnings(run, side)
 
 
 def _index(store: Store, run: RunRecord) -> None:

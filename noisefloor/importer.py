@@ -25,7 +25,7 @@ from noisefloor.sampling import Redactor
 from noisefloor.store import Store, short_hash
 from noisefloor.suite import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
-from noisefloor.targets.factory import secret_values
+from noisefloor.targets.kinds import kind_of
 
 __all__ = [
     "ImportResult",
@@ -490,7 +490,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
         result.warnings.append(
             f"runs of other suites were left alone: {', '.join(public.other_suites)}"
         )
-    redactor = Redactor(suite.redact, secret_values(dict(suite.target.env)))
+    redactor = Redactor(suite.redact, kind_of(suite.target).declared_secrets(suite.target))
     store.ensure()
     with store.lock(suite.name):
         existing = {run_id for _, run_id in store.runs(suite.name)}

@@ -25,7 +25,7 @@ from noisefloor.records import (
 )
 from noisefloor.sqlite_db import Database, transaction
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import exchange_hashes
+from noisefloor.targets.kinds import kind_named
 
 __all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ScoreFiles", "ledger_path"]
 
@@ -68,6 +68,18 @@ _SAMPLE_COLUMNS = (
     "output_sha",
     "output_text",
     "stderr_text",
+    "raw_json",
+)
+
+#: The columns of `samples` a target kind fills from its samples' envelopes.
+_KIND_COLUMNS = (
+    "model",
+    "served_model",
+    "base_host",
+    "harness_version",
+    "finish_reason",
+    "prompt_sha",
+    "request_sha",
     "raw_json",
 )
 
@@ -250,22 +262,14 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
             f"{rel} is not a sample file path "
             "(samples/SUITE/TARGET_KEY/eEPOCH/CASE_ID/CASE_KEY/rREPEAT.json)"
         )
-    envelope = sample.get("envelope")
-    env = envelope if isinstance(envelope, dict) else {}
     output = _text(sample.get("output")) or ""
-    argv = sample.get("argv")
-    messages = (env.get("request") or {}).get("messages")
-    hashes: dict[str, str | None] = {"prompt_sha": None, "request_sha": None}
-    if isinstance(messages, list):
-        # from the stored (redacted) request, so that older samples hash alike
-        hashes.update(exchange_hashes(messages))
-    elif env.get("prompt_sha"):
-        hashes.update(prompt_sha=env["prompt_sha"], request_sha=env.get("request_sha"))
-    elif isinstance(argv, list):
-        # what a command receives is its rendered argv; hashing it makes prompts comparable
-        hashes["prompt_sha"] = _sha256(orjson.dumps(argv))
-    raw = env.get("raw")
     wall_s = sample.get("wall_s")
+    # what of its envelope a sample shows is its kind's to say; the rest stays NULL
+    shown = dict.fromkeys(_KIND_COLUMNS) | {
+        k: v
+        for k, v in kind_named(str(sample.get("kind"))).ledger_columns(sample).items()
+        if k in _KIND_COLUMNS
+    }
     return {
         "sample_path": rel,
         "suite": parts[1],
@@ -276,23 +280,15 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
         "epoch": int(epoch.group(1)),
         "kind": sample.get("kind"),
         "started_at": sample.get("started_at") or None,
-        "model": env.get("requested_model"),
-        "served_model": env.get("served_model"),
-        "base_host": env.get("host"),
-        "harness_version": env.get("harness_version"),
+        **shown,
         "outcome": str(sample.get("outcome", "")),
         "error": sample.get("error"),
         "exit_code": sample.get("exit_code"),
         "latency_ms": round(float(wall_s) * 1000, 3) if wall_s is not None else None,
-        "finish_reason": env.get("finish_reason"),
-        **hashes,
         # computed from the stored text, so that it always matches the output_text column
         "output_sha": _sha256(output.encode("utf-8")),
         "output_text": output,
         "stderr_text": _text(sample.get("stderr")),
-        "raw_json": orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
-        if raw is not None
-        else None,
     }
 
 

@@ -6,7 +6,6 @@ Each sample is written atomically the moment it arrives, so a killed run loses n
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import queue
 import re
@@ -19,7 +18,8 @@ from typing import Any
 
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import CaseInput, Target, exchange_hashes
+from noisefloor.targets.base import CaseInput, Target
+from noisefloor.targets.kinds import kind_named
 
 __all__ = ["OnWritten", "Pending", "Redactor", "pending_samples", "take_samples"]
 
@@ -93,10 +93,6 @@ class Redactor:
         return obj
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class _SampleWriter:
     """Writes samples in arrival order from a thread of its own, so that the event loop never
     waits on the file system: creating a file took 0.5-1 ms here in the middle of a run, as
@@ -140,20 +136,6 @@ class _SampleWriter:
                 self._error = exc
 
 
-def _rehash(data: dict[str, Any]) -> None:
-    """Hashes in an envelope must be of what is stored: a hash of the text before redaction
-    would both mismatch the stored text and fingerprint what was hidden (a short number can be
-    recovered from its hash)."""
-    envelope = data.get("envelope")
-    if not isinstance(envelope, dict):
-        return
-    if envelope.get("output_sha") is not None:
-        envelope["output_sha"] = _sha256(data["output"]["text"].encode("utf-8"))
-    messages = (envelope.get("request") or {}).get("messages")
-    if envelope.get("prompt_sha") is not None and isinstance(messages, list):
-        envelope.update(exchange_hashes(messages))
-
-
 async def _take(
     store: Store,
     target: Target,
@@ -178,7 +160,7 @@ async def _take(
         calls += sample.attempts
         data = redactor.apply(sample.model_dump(mode="json"))
         if redactor:
-            _rehash(data)
+            kind_named(data["kind"]).after_redaction(data)
         writer.put(item, data)
         if on_sample is not None:
             on_sample(item, sample.outcome.value)
