@@ -15,6 +15,15 @@ from typing import Any
 import orjson
 
 from noisefloor.errors import StoreError
+from noisefloor.ledger_schema import (
+    KIND_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    UPSERT_LABEL_RUN,
+    UPSERT_RUN,
+    UPSERT_RUN_SAMPLE,
+    UPSERT_SAMPLE,
+)
 from noisefloor.records import (
     CaseRecord,
     RepeatScore,
@@ -32,9 +41,6 @@ __all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ScoreFiles", "ledger_path
 #: The ledger's file name under the store root (ignored by the store's .gitignore).
 LEDGER_FILE = "ledger.sqlite"
 
-#: Bump whenever a table or a view changes; an older ledger is dropped and rebuilt from the files.
-SCHEMA_VERSION = 2
-
 #: Where a run's score of one case by one scorer lies: (store, suite, case, scorer) -> file. The
 #: engine names score files; whoever opens the ledger to index runs passes its naming.
 ScoreFiles = Callable[[Store, str, CaseRecord, ScorerUse], Path]
@@ -44,186 +50,6 @@ _OUTPUT_CHARS = 200
 _SAMPLE_NAME = re.compile(r"^r(\d+)\.json$")
 _EPOCH_NAME = re.compile(r"^e(\d+)$")
 
-_SAMPLE_COLUMNS = (
-    "sample_path",
-    "suite",
-    "case_id",
-    "repeat_idx",
-    "target_key",
-    "case_key",
-    "epoch",
-    "kind",
-    "started_at",
-    "model",
-    "served_model",
-    "base_host",
-    "harness_version",
-    "outcome",
-    "error",
-    "exit_code",
-    "latency_ms",
-    "finish_reason",
-    "prompt_sha",
-    "request_sha",
-    "output_sha",
-    "output_text",
-    "stderr_text",
-    "raw_json",
-)
-
-#: The columns of `samples` a target kind fills from its samples' envelopes.
-_KIND_COLUMNS = (
-    "model",
-    "served_model",
-    "base_host",
-    "harness_version",
-    "finish_reason",
-    "prompt_sha",
-    "request_sha",
-    "raw_json",
-)
-
-_RUN_COLUMNS = (
-    "run_id",
-    "suite",
-    "label",
-    "started_at",
-    "finished_at",
-    "target_key",
-    "target_kind",
-    "harness_version",
-    "calls",
-    "rescored_from",
-)
-
-_RUN_SAMPLE_COLUMNS = ("run_id", "case_id", "repeat_idx", "sample_path", "status", "reason")
-
-_SCHEMA = (
-    """
-    CREATE TABLE samples (
-        sample_path TEXT PRIMARY KEY,
-        suite TEXT NOT NULL,
-        case_id TEXT NOT NULL,
-        repeat_idx INTEGER NOT NULL,
-        target_key TEXT NOT NULL,
-        case_key TEXT NOT NULL,
-        epoch INTEGER NOT NULL,
-        kind TEXT,
-        started_at TEXT,
-        model TEXT,
-        served_model TEXT,
-        base_host TEXT,
-        harness_version TEXT,
-        outcome TEXT NOT NULL,
-        error TEXT,
-        exit_code INTEGER,
-        latency_ms REAL,
-        finish_reason TEXT,
-        prompt_sha TEXT,
-        request_sha TEXT,
-        output_sha TEXT,
-        output_text TEXT,
-        stderr_text TEXT,
-        raw_json TEXT
-    )
-    """,
-    "CREATE INDEX samples_case ON samples (suite, case_id)",
-    """
-    CREATE TABLE run_records (
-        run_id TEXT PRIMARY KEY,
-        suite TEXT NOT NULL,
-        label TEXT,
-        started_at TEXT NOT NULL,
-        finished_at TEXT NOT NULL,
-        target_key TEXT NOT NULL,
-        target_kind TEXT NOT NULL,
-        harness_version TEXT NOT NULL,
-        calls INTEGER NOT NULL,
-        rescored_from TEXT
-    )
-    """,
-    """
-    CREATE TABLE run_samples (
-        run_id TEXT NOT NULL,
-        case_id TEXT NOT NULL,
-        repeat_idx INTEGER NOT NULL,
-        sample_path TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('pass', 'fail', 'invalid')),
-        reason TEXT NOT NULL,
-        PRIMARY KEY (run_id, case_id, repeat_idx)
-    )
-    """,
-    "CREATE INDEX run_samples_case ON run_samples (case_id)",
-    # The runs a label names now (labels/<suite>/<label>.json): `--replace` starts a label over
-    """
-    CREATE TABLE label_runs (
-        suite TEXT NOT NULL,
-        label TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        PRIMARY KEY (suite, label, run_id)
-    )
-    """,
-    # Every scored repeat a run took, with the sample's columns. They come through a LEFT JOIN
-    # so that a repeat whose sample file is gone still shows up.
-    """
-    CREATE VIEW ledger AS
-    SELECT
-        r.run_id AS run_id,
-        r.suite AS suite,
-        r.label AS label,
-        r.started_at AS started_at,
-        r.target_key AS target_key,
-        s.model AS model,
-        s.served_model AS served_model,
-        s.base_host AS base_host,
-        COALESCE(s.harness_version, r.harness_version) AS harness_version,
-        rs.case_id AS case_id,
-        rs.repeat_idx AS repeat_idx,
-        rs.status AS status,
-        rs.reason AS reason,
-        s.outcome AS outcome,
-        s.error AS error,
-        s.latency_ms AS latency_ms,
-        s.finish_reason AS finish_reason,
-        s.prompt_sha AS prompt_sha,
-        s.request_sha AS request_sha,
-        s.output_sha AS output_sha,
-        s.output_text AS output_text,
-        s.stderr_text AS stderr_text,
-        s.raw_json AS raw_json,
-        rs.sample_path AS sample_path,
-        s.started_at AS sample_started_at
-    FROM run_samples AS rs
-    JOIN run_records AS r ON r.run_id = rs.run_id
-    LEFT JOIN samples AS s ON s.sample_path = rs.sample_path
-    """,
-    # The quarantine-lane design's `runs`: exactly its columns, one row per case-repeat, so that
-    # its queries run unchanged. A run's label shows only while the label names the run, so a
-    # label's rows are its pool (a rescored copy of a run, or a run `--replace` dropped, has none).
-    """
-    CREATE VIEW runs AS
-    SELECT
-        l.run_id AS run_id,
-        lr.label AS label,
-        l.started_at AS started_at,
-        l.model AS model,
-        l.base_host AS base_host,
-        l.harness_version AS harness_version,
-        l.case_id AS case_id,
-        l.repeat_idx AS repeat_idx,
-        l.status AS status,
-        l.reason AS reason,
-        l.latency_ms AS latency_ms,
-        l.finish_reason AS finish_reason,
-        l.prompt_sha AS prompt_sha,
-        l.output_sha AS output_sha,
-        l.output_text AS output_text,
-        l.raw_json AS raw_json
-    FROM ledger AS l
-    LEFT JOIN label_runs AS lr
-        ON lr.run_id = l.run_id AND lr.suite = l.suite AND lr.label = l.label
-    """,
-)
 
 Row = dict[str, Any]
 
@@ -265,10 +91,10 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
     output = _text(sample.get("output")) or ""
     wall_s = sample.get("wall_s")
     # what of its envelope a sample shows is its kind's to say; the rest stays NULL
-    shown = dict.fromkeys(_KIND_COLUMNS) | {
+    shown = dict.fromkeys(KIND_COLUMNS) | {
         k: v
         for k, v in kind_named(str(sample.get("kind"))).ledger_columns(sample).items()
-        if k in _KIND_COLUMNS
+        if k in KIND_COLUMNS
     }
     return {
         "sample_path": rel,
@@ -418,21 +244,6 @@ def _sample_files(store_root: Path) -> list[str]:
     return sorted(found)
 
 
-# -- SQL helpers -----------------------------------------------------------------------------
-
-
-def _upsert_sql(table: str, columns: tuple[str, ...]) -> str:
-    names = ", ".join(columns)
-    marks = ", ".join(f":{c}" for c in columns)
-    return f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})"
-
-
-_UPSERT_SAMPLE = _upsert_sql("samples", _SAMPLE_COLUMNS)
-_UPSERT_RUN = _upsert_sql("run_records", _RUN_COLUMNS)
-_UPSERT_RUN_SAMPLE = _upsert_sql("run_samples", _RUN_SAMPLE_COLUMNS)
-_UPSERT_LABEL_RUN = _upsert_sql("label_runs", ("suite", "label", "run_id"))
-
-
 class Ledger(Database):
     """An open ledger: WAL mode, a 30 s busy timeout, one commit per sample.
 
@@ -457,7 +268,7 @@ class Ledger(Database):
         Raises:
             StoreError: The file was written by a newer noisefloor, or stays locked.
         """
-        super().__init__(path, _SCHEMA, SCHEMA_VERSION)
+        super().__init__(path, SCHEMA, SCHEMA_VERSION)
         self._score_files = score_files
         try:
             if self.recreated and self.path.name == LEDGER_FILE:
@@ -497,7 +308,7 @@ class Ledger(Database):
         row = _sample_row(_relative(store_root, path), sample)
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute(_UPSERT_SAMPLE, row)
+            conn.execute(UPSERT_SAMPLE, row)
 
         self.write(work)
 
@@ -544,15 +355,15 @@ class Ledger(Database):
         )
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute(_UPSERT_RUN, run_row)
+            conn.execute(UPSERT_RUN, run_row)
             conn.execute("DELETE FROM run_samples WHERE run_id = ?", (run.run_id,))
-            conn.executemany(_UPSERT_RUN_SAMPLE, links)
-            conn.executemany(_UPSERT_SAMPLE, samples)
+            conn.executemany(UPSERT_RUN_SAMPLE, links)
+            conn.executemany(UPSERT_SAMPLE, samples)
             if run.label:
                 conn.execute(
                     "DELETE FROM label_runs WHERE suite = ? AND label = ?", (run.suite, run.label)
                 )
-                conn.executemany(_UPSERT_LABEL_RUN, members)
+                conn.executemany(UPSERT_LABEL_RUN, members)
 
         self.write(work)
 
@@ -668,8 +479,8 @@ def _fill(conn: sqlite3.Connection, store: Store, score_files: ScoreFiles) -> di
     members = [_label_row(suite, label, r) for suite, label, ids in store.labels() for r in ids]
     # files are read before the transaction, so the write lock is held only for the writes
     with transaction(conn):
-        conn.executemany(_UPSERT_SAMPLE, samples)
-        conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
-        conn.executemany(_UPSERT_RUN_SAMPLE, links)
-        conn.executemany(_UPSERT_LABEL_RUN, members)
+        conn.executemany(UPSERT_SAMPLE, samples)
+        conn.executemany(UPSERT_RUN, [_run_row(run) for run in runs])
+        conn.executemany(UPSERT_RUN_SAMPLE, links)
+        conn.executemany(UPSERT_LABEL_RUN, members)
     return {"samples": len(samples), "runs": len(runs), "run_samples": len(links)}
