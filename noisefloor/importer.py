@@ -25,6 +25,7 @@ from noisefloor.sampling import Redactor
 from noisefloor.store import Store, short_hash
 from noisefloor.suite import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
+from noisefloor.targets.command_kind import KIND as COMMAND
 from noisefloor.targets.kinds import kind_of
 
 __all__ = [
@@ -328,14 +329,14 @@ def target_record(record: PublicRunFile) -> TargetRecord:
     spec = {"command": list(record.target_command), "cwd": cwd}
     key = short_hash(
         {
-            "kind": "command",
+            "kind": COMMAND.name,
             "imported": "noisefloor-public",
             "spec": spec,
             "env": dict(sorted(record.env.items())),
             "git_sha": record.git_sha,
         }
     )
-    return TargetRecord(kind="command", key=key, spec=spec, fingerprint={})
+    return TargetRecord(kind=COMMAND.name, key=key, spec=spec, fingerprint={})
 
 
 def raw_sample(inv: PublicInvocation, jobs: int) -> RawSample:
@@ -358,7 +359,7 @@ def raw_sample(inv: PublicInvocation, jobs: int) -> RawSample:
     elif outcome is Outcome.PARSE:
         error = "stdout is not JSON"
     return RawSample(
-        kind="command",
+        kind=COMMAND.name,
         case_id=inv.case_id,
         repeat=inv.repeat,
         outcome=outcome,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from noisefloor.suite import Suite
-from noisefloor.targets.kinds import BuiltTarget, kind_of, secret_values
+from noisefloor.targets.kinds import BuiltTarget, kind_of
 
-__all__ = ["BuiltTarget", "build_target", "secret_values"]
+__all__ = ["BuiltTarget", "build_target"]
 
 
 def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
