@@ -422,7 +422,8 @@ def _progress(args: argparse.Namespace) -> Any:
 
 def _load(args: argparse.Namespace) -> Any:
     """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
-    from noisefloor.suite import EndpointFlags, cases_suite, load_suite
+    from noisefloor.suite import cases_suite, load_suite
+    from noisefloor.targets.http_kind import EndpointFlags
 
     flags = EndpointFlags(
         base_url=args.base_url,
@@ -686,10 +687,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.indexing import open_ledger
 
     store = _store(args)
-    with Ledger(ledger_path(store.root)) as ledger:
+    with open_ledger(store.root) as ledger:
         runs = ledger.history(args.case, args.suite)
     if not runs:
         raise NoisefloorError(
@@ -739,10 +740,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.indexing import open_ledger
 
     store = _store(args)
-    with Ledger(ledger_path(store.root)) as ledger:
+    with open_ledger(store.root) as ledger:
         counts = ledger.rebuild(store.root)
     print(
         f"ledger rebuilt: {counts['samples']} samples, {counts['runs']} runs, "

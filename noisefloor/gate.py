@@ -6,7 +6,7 @@ Each takes a store and settings and returns plain data; printing belongs to the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,10 @@ from noisefloor.errors import (
     BaselineMissing,
     StoreError,
     TargetChanged,
-    TargetConfigError,
     UsageError,
 )
 from noisefloor.fingerprint import GIT_LABEL
+from noisefloor.indexing import SampleIndexer
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.report.model import (
     CaseReport,
@@ -48,7 +48,9 @@ from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import ReadOnlyStore, Store, short_hash, utc_now
 from noisefloor.suite import Case, Suite
+from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
+from noisefloor.targets.kinds import kind_named
 from noisefloor.verdict import (
     Verdict,
     case_frame,
@@ -205,15 +207,20 @@ def run_suite(
         pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
         if opts.on_start is not None:
             opts.on_start(len(pending))
-        calls = take_samples(
-            store,
-            built.target,
-            pending,
-            jobs=opts.jobs,
-            redactor=redactor,
-            on_sample=opts.on_sample,
-        )
-        served = _endpoint_checks(store, built, cases) if built.record.kind == "http" else {}
+        indexer = SampleIndexer(store)
+        try:
+            calls = take_samples(
+                store,
+                built.target,
+                pending,
+                jobs=opts.jobs,
+                redactor=redactor,
+                on_sample=opts.on_sample,
+                on_written=indexer,
+            )
+        finally:
+            indexer.close()
+        served = kind_named(built.record.kind).check_run(_samples(store, cases))
         run = RunRecord(
             run_id=_run_id(suite.name),
             suite=suite.name,
@@ -281,49 +288,25 @@ def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:
     )
 
 
-def _endpoint_checks(store: Store, built: BuiltTarget, cases: list[CaseRecord]) -> dict[str, int]:
-    """Count the models an endpoint served; refuse a run in which every call was refused.
-
-    A 4xx such as 401 or 404 on every call is a configuration problem, not a model failure.
-    """
+def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
+    """Every sample of the cases, read only as a kind's check after a run asks for them."""
     from noisefloor.scoring import read_sample
 
-    served: Counter[str] = Counter()
-    refused: list[str] = []
-    total = 0
     for case in cases:
         sample_dir = store.abs(case.sample_dir)
         for repeat in range(case.repeats):
-            sample = read_sample(store.sample_path(sample_dir, repeat))
-            total += 1
-            envelope = sample.envelope or {}
-            if envelope.get("served_model"):
-                served[str(envelope["served_model"])] += 1
-            if envelope.get("error_class") == "config":
-                refused.append(sample.error or "refused")
-    if total and len(refused) == total:
-        raise TargetConfigError(
-            f"the endpoint refused every call: {refused[0]}",
-            hint="check target.http.base_url, model and api_key_env; nothing was compared",
-        )
-    return dict(sorted(served.items()))
+            yield read_sample(store.sample_path(sample_dir, repeat))
 
 
 def _served_warnings(run: RunRecord, side: str) -> list[str]:
-    requested = run.target.spec.get("model")
-    other = {m: n for m, n in run.served_models.items() if m != requested}
-    if not other:
-        return []
-    shown = ", ".join(f"{m!r} x{n}" for m, n in other.items())
-    return [f"the {side}'s endpoint served {shown} where {requested!r} was requested"]
+    return kind_named(run.target.kind).run_warnings(run, side)
 
 
 def _index(store: Store, run: RunRecord) -> None:
     """Index a scored run in the SQLite ledger (an index of the JSON files, rebuildable)."""
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.indexing import index_run
 
-    with Ledger(ledger_path(store.root)) as ledger:
-        ledger.index_run(store.root, run)
+    index_run(store, run)
 
 
 def _require_samples(store: Store, cases: list[CaseRecord]) -> None:

@@ -19,13 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from noisefloor.engine import band_tasks, run_tasks
 from noisefloor.errors import StoreError, UsageError
 from noisefloor.gate import case_key, scorer_uses
-from noisefloor.ledger import Ledger, ledger_path
+from noisefloor.indexing import index_run
 from noisefloor.records import BaselinePointer, CaseRecord, ImportedFrom, RunRecord, TargetRecord
 from noisefloor.sampling import Redactor
 from noisefloor.store import Store, short_hash
 from noisefloor.suite import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
-from noisefloor.targets.factory import secret_values
+from noisefloor.targets.command_kind import KIND as COMMAND
+from noisefloor.targets.kinds import kind_of
 
 __all__ = [
     "ImportResult",
@@ -328,14 +329,14 @@ def target_record(record: PublicRunFile) -> TargetRecord:
     spec = {"command": list(record.target_command), "cwd": cwd}
     key = short_hash(
         {
-            "kind": "command",
+            "kind": COMMAND.name,
             "imported": "noisefloor-public",
             "spec": spec,
             "env": dict(sorted(record.env.items())),
             "git_sha": record.git_sha,
         }
     )
-    return TargetRecord(kind="command", key=key, spec=spec, fingerprint={})
+    return TargetRecord(kind=COMMAND.name, key=key, spec=spec, fingerprint={})
 
 
 def raw_sample(inv: PublicInvocation, jobs: int) -> RawSample:
@@ -358,7 +359,7 @@ def raw_sample(inv: PublicInvocation, jobs: int) -> RawSample:
     elif outcome is Outcome.PARSE:
         error = "stdout is not JSON"
     return RawSample(
-        kind="command",
+        kind=COMMAND.name,
         case_id=inv.case_id,
         repeat=inv.repeat,
         outcome=outcome,
@@ -490,7 +491,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
         result.warnings.append(
             f"runs of other suites were left alone: {', '.join(public.other_suites)}"
         )
-    redactor = Redactor(suite.redact, secret_values(dict(suite.target.env)))
+    redactor = Redactor(suite.redact, kind_of(suite.target).declared_secrets(suite.target))
     store.ensure()
     with store.lock(suite.name):
         existing = {run_id for _, run_id in store.runs(suite.name)}
@@ -513,8 +514,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             result.baseline = _import_pointer(store, suite.name, public.pointer, result)
     for record in result.imported:
         run_tasks(store, band_tasks(store, suite.name, record.cases, {}).tasks)
-        with Ledger(ledger_path(store.root)) as ledger:
-            ledger.index_run(store.root, record)
+        index_run(store, record)
     return result
 
 

@@ -5,231 +5,52 @@ An index only: the JSON files under the store root stay the source of truth and 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import os
 import re
 import sqlite3
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
-from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
+from noisefloor.ledger_schema import (
+    KIND_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    UPSERT_LABEL_RUN,
+    UPSERT_RUN,
+    UPSERT_RUN_SAMPLE,
+    UPSERT_SAMPLE,
+)
 from noisefloor.records import (
     CaseRecord,
     RepeatScore,
     RepeatStatus,
     RunRecord,
     ScorerUse,
+    repeat_status,
 )
+from noisefloor.sqlite_db import Database, transaction
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import exchange_hashes
+from noisefloor.targets.kinds import kind_named
 
-__all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ledger_path"]
+__all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ScoreFiles", "ledger_path"]
 
 #: The ledger's file name under the store root (ignored by the store's .gitignore).
 LEDGER_FILE = "ledger.sqlite"
 
-#: Bump whenever a table or a view changes; an older ledger is dropped and rebuilt from the files.
-SCHEMA_VERSION = 2
-
-#: How long a writer waits for another writer's lock before SQLite reports "database is locked".
-BUSY_TIMEOUT_MS = 30_000
-
-# A lock that still escapes the busy timeout is retried: a sample must never be lost to it.
-_RETRIES = 5
-_RETRY_SLEEP_S = 0.05
-
-#: How long `rebuild` (and recovery from a corrupt file) waits for other open ledgers to close.
-EXCLUSIVE_WAIT_S = 30.0
+#: Where a run's score of one case by one scorer lies: (store, suite, case, scorer) -> file. The
+#: engine names score files; whoever opens the ledger to index runs passes its naming.
+ScoreFiles = Callable[[Store, str, CaseRecord, ScorerUse], Path]
 
 _OUTPUT_CHARS = 200
 
 _SAMPLE_NAME = re.compile(r"^r(\d+)\.json$")
 _EPOCH_NAME = re.compile(r"^e(\d+)$")
 
-# SQLite primary result codes (the low byte of an extended code).
-_SQLITE_BUSY = 5
-_SQLITE_LOCKED = 6
-_SQLITE_CORRUPT = 11
-_SQLITE_NOTADB = 26
 
-_SAMPLE_COLUMNS = (
-    "sample_path",
-    "suite",
-    "case_id",
-    "repeat_idx",
-    "target_key",
-    "case_key",
-    "epoch",
-    "kind",
-    "started_at",
-    "model",
-    "served_model",
-    "base_host",
-    "harness_version",
-    "outcome",
-    "error",
-    "exit_code",
-    "latency_ms",
-    "finish_reason",
-    "prompt_sha",
-    "request_sha",
-    "output_sha",
-    "output_text",
-    "stderr_text",
-    "raw_json",
-)
-
-_RUN_COLUMNS = (
-    "run_id",
-    "suite",
-    "label",
-    "started_at",
-    "finished_at",
-    "target_key",
-    "target_kind",
-    "harness_version",
-    "calls",
-    "rescored_from",
-)
-
-_RUN_SAMPLE_COLUMNS = ("run_id", "case_id", "repeat_idx", "sample_path", "status", "reason")
-
-_SCHEMA = (
-    """
-    CREATE TABLE samples (
-        sample_path TEXT PRIMARY KEY,
-        suite TEXT NOT NULL,
-        case_id TEXT NOT NULL,
-        repeat_idx INTEGER NOT NULL,
-        target_key TEXT NOT NULL,
-        case_key TEXT NOT NULL,
-        epoch INTEGER NOT NULL,
-        kind TEXT,
-        started_at TEXT,
-        model TEXT,
-        served_model TEXT,
-        base_host TEXT,
-        harness_version TEXT,
-        outcome TEXT NOT NULL,
-        error TEXT,
-        exit_code INTEGER,
-        latency_ms REAL,
-        finish_reason TEXT,
-        prompt_sha TEXT,
-        request_sha TEXT,
-        output_sha TEXT,
-        output_text TEXT,
-        stderr_text TEXT,
-        raw_json TEXT
-    )
-    """,
-    "CREATE INDEX samples_case ON samples (suite, case_id)",
-    """
-    CREATE TABLE run_records (
-        run_id TEXT PRIMARY KEY,
-        suite TEXT NOT NULL,
-        label TEXT,
-        started_at TEXT NOT NULL,
-        finished_at TEXT NOT NULL,
-        target_key TEXT NOT NULL,
-        target_kind TEXT NOT NULL,
-        harness_version TEXT NOT NULL,
-        calls INTEGER NOT NULL,
-        rescored_from TEXT
-    )
-    """,
-    """
-    CREATE TABLE run_samples (
-        run_id TEXT NOT NULL,
-        case_id TEXT NOT NULL,
-        repeat_idx INTEGER NOT NULL,
-        sample_path TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('pass', 'fail', 'invalid')),
-        reason TEXT NOT NULL,
-        PRIMARY KEY (run_id, case_id, repeat_idx)
-    )
-    """,
-    "CREATE INDEX run_samples_case ON run_samples (case_id)",
-    # The runs a label names now (labels/<suite>/<label>.json): `--replace` starts a label over
-    """
-    CREATE TABLE label_runs (
-        suite TEXT NOT NULL,
-        label TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        PRIMARY KEY (suite, label, run_id)
-    )
-    """,
-    # Every scored repeat a run took, with the sample's columns. They come through a LEFT JOIN
-    # so that a repeat whose sample file is gone still shows up.
-    """
-    CREATE VIEW ledger AS
-    SELECT
-        r.run_id AS run_id,
-        r.suite AS suite,
-        r.label AS label,
-        r.started_at AS started_at,
-        r.target_key AS target_key,
-        s.model AS model,
-        s.served_model AS served_model,
-        s.base_host AS base_host,
-        COALESCE(s.harness_version, r.harness_version) AS harness_version,
-        rs.case_id AS case_id,
-        rs.repeat_idx AS repeat_idx,
-        rs.status AS status,
-        rs.reason AS reason,
-        s.outcome AS outcome,
-        s.error AS error,
-        s.latency_ms AS latency_ms,
-        s.finish_reason AS finish_reason,
-        s.prompt_sha AS prompt_sha,
-        s.request_sha AS request_sha,
-        s.output_sha AS output_sha,
-        s.output_text AS output_text,
-        s.stderr_text AS stderr_text,
-        s.raw_json AS raw_json,
-        rs.sample_path AS sample_path,
-        s.started_at AS sample_started_at
-    FROM run_samples AS rs
-    JOIN run_records AS r ON r.run_id = rs.run_id
-    LEFT JOIN samples AS s ON s.sample_path = rs.sample_path
-    """,
-    # The quarantine-lane design's `runs`: exactly its columns, one row per case-repeat, so that
-    # its queries run unchanged. A run's label shows only while the label names the run, so a
-    # label's rows are its pool (a rescored copy of a run, or a run `--replace` dropped, has none).
-    """
-    CREATE VIEW runs AS
-    SELECT
-        l.run_id AS run_id,
-        lr.label AS label,
-        l.started_at AS started_at,
-        l.model AS model,
-        l.base_host AS base_host,
-        l.harness_version AS harness_version,
-        l.case_id AS case_id,
-        l.repeat_idx AS repeat_idx,
-        l.status AS status,
-        l.reason AS reason,
-        l.latency_ms AS latency_ms,
-        l.finish_reason AS finish_reason,
-        l.prompt_sha AS prompt_sha,
-        l.output_sha AS output_sha,
-        l.output_text AS output_text,
-        l.raw_json AS raw_json
-    FROM ledger AS l
-    LEFT JOIN label_runs AS lr
-        ON lr.run_id = l.run_id AND lr.suite = l.suite AND lr.label = l.label
-    """,
-)
-
-T = TypeVar("T")
 Row = dict[str, Any]
 
 
@@ -267,22 +88,14 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
             f"{rel} is not a sample file path "
             "(samples/SUITE/TARGET_KEY/eEPOCH/CASE_ID/CASE_KEY/rREPEAT.json)"
         )
-    envelope = sample.get("envelope")
-    env = envelope if isinstance(envelope, dict) else {}
     output = _text(sample.get("output")) or ""
-    argv = sample.get("argv")
-    messages = (env.get("request") or {}).get("messages")
-    hashes: dict[str, str | None] = {"prompt_sha": None, "request_sha": None}
-    if isinstance(messages, list):
-        # from the stored (redacted) request, so that older samples hash alike
-        hashes.update(exchange_hashes(messages))
-    elif env.get("prompt_sha"):
-        hashes.update(prompt_sha=env["prompt_sha"], request_sha=env.get("request_sha"))
-    elif isinstance(argv, list):
-        # what a command receives is its rendered argv; hashing it makes prompts comparable
-        hashes["prompt_sha"] = _sha256(orjson.dumps(argv))
-    raw = env.get("raw")
     wall_s = sample.get("wall_s")
+    # what of its envelope a sample shows is its kind's to say; the rest stays NULL
+    shown = dict.fromkeys(KIND_COLUMNS) | {
+        k: v
+        for k, v in kind_named(str(sample.get("kind"))).ledger_columns(sample).items()
+        if k in KIND_COLUMNS
+    }
     return {
         "sample_path": rel,
         "suite": parts[1],
@@ -293,23 +106,15 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
         "epoch": int(epoch.group(1)),
         "kind": sample.get("kind"),
         "started_at": sample.get("started_at") or None,
-        "model": env.get("requested_model"),
-        "served_model": env.get("served_model"),
-        "base_host": env.get("host"),
-        "harness_version": env.get("harness_version"),
+        **shown,
         "outcome": str(sample.get("outcome", "")),
         "error": sample.get("error"),
         "exit_code": sample.get("exit_code"),
         "latency_ms": round(float(wall_s) * 1000, 3) if wall_s is not None else None,
-        "finish_reason": env.get("finish_reason"),
-        **hashes,
         # computed from the stored text, so that it always matches the output_text column
         "output_sha": _sha256(output.encode("utf-8")),
         "output_text": output,
         "stderr_text": _text(sample.get("stderr")),
-        "raw_json": orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
-        if raw is not None
-        else None,
     }
 
 
@@ -340,7 +145,9 @@ def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
     return use.label, use.name, params, use.impl_hash
 
 
-def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, RepeatScore]] | None:
+def _read_scores(
+    store: Store, suite: str, case: CaseRecord, score_files: ScoreFiles
+) -> list[dict[int, RepeatScore]] | None:
     """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored.
 
     A score file is named for its sample set and scorer; it must also hold the very scorer the
@@ -352,7 +159,7 @@ def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, R
     for use in case.scorers:
         # raw JSON, not validated models: this reads a file per scorer of every case indexed
         try:
-            data = orjson.loads(score_file(store, suite, case, use).read_bytes())
+            data = orjson.loads(score_files(store, suite, case, use).read_bytes())
             saved = data["scorer"]
             key = (
                 saved["label"],
@@ -378,24 +185,11 @@ def _read_scores(store: Store, suite: str, case: CaseRecord) -> list[dict[int, R
 def _repeat_status(
     case: CaseRecord, scores: list[dict[int, RepeatScore]] | None, repeat: int
 ) -> tuple[str, str]:
-    """Pass, fail or invalid for one repeat across every scorer of its case, with the reason."""
     if scores is None or any(repeat not in s for s in scores):
         return "invalid", "unscored"
-    found = [(use.label, s[repeat]) for use, s in zip(case.scorers, scores, strict=True)]
-    for status, prefix in (
-        (RepeatStatus.INFRA_ERROR, "infra"),
-        (RepeatStatus.SCORER_ERROR, "grader"),
-    ):
-        for _, score in found:
-            if score.status is status:
-                return "invalid", f"{prefix}:{score.detail}"
-    for _, score in found:
-        if score.status is RepeatStatus.TARGET_ERROR:
-            return "fail", score.detail
-    for label, score in found:
-        if score.status is RepeatStatus.FAIL:
-            return "fail", f"{label}: {score.detail}"
-    return "pass", "ok"
+    return repeat_status(
+        [(use.label, s[repeat]) for use, s in zip(case.scorers, scores, strict=True)]
+    )
 
 
 def _run_row(run: RunRecord) -> Row:
@@ -417,10 +211,10 @@ def _label_row(suite: str, label: str, run_id: str) -> Row:
     return {"suite": suite, "label": label, "run_id": run_id}
 
 
-def _run_sample_rows(store: Store, run: RunRecord) -> list[Row]:
+def _run_sample_rows(store: Store, run: RunRecord, score_files: ScoreFiles) -> list[Row]:
     rows = []
     for case in run.cases:
-        scores = _read_scores(store, run.suite, case)
+        scores = _read_scores(store, run.suite, case, score_files)
         # the repeats this run took; earlier runs of its label hold the rows of the others
         for repeat in range(case.first_repeat, case.repeats):
             status, reason = _repeat_status(case, scores, repeat)
@@ -450,102 +244,7 @@ def _sample_files(store_root: Path) -> list[str]:
     return sorted(found)
 
 
-# -- SQL helpers -----------------------------------------------------------------------------
-
-
-def _upsert_sql(table: str, columns: tuple[str, ...]) -> str:
-    names = ", ".join(columns)
-    marks = ", ".join(f":{c}" for c in columns)
-    return f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})"
-
-
-_UPSERT_SAMPLE = _upsert_sql("samples", _SAMPLE_COLUMNS)
-_UPSERT_RUN = _upsert_sql("run_records", _RUN_COLUMNS)
-_UPSERT_RUN_SAMPLE = _upsert_sql("run_samples", _RUN_SAMPLE_COLUMNS)
-_UPSERT_LABEL_RUN = _upsert_sql("label_runs", ("suite", "label", "run_id"))
-
-
-def _code(exc: sqlite3.Error) -> int:
-    return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
-
-
-def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    message = str(exc).lower()
-    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in message or "busy" in message
-
-
-def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    message = str(exc).lower()
-    return (
-        _code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
-        or "not a database" in message
-        or "malformed" in message
-    )
-
-
-def _connect(path: Path, *, wal: bool = True) -> sqlite3.Connection:
-    # autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE, which takes the
-    # write lock up front and so waits in the busy handler instead of failing on lock upgrade
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if wal:
-            conn.execute("PRAGMA journal_mode = WAL").fetchone()
-        conn.execute("PRAGMA synchronous = NORMAL")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        # a failed COMMIT leaves the transaction open; a retry must start from a clean slate
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _ensure_schema(conn: sqlite3.Connection, where: Path) -> bool:
-    """Create the tables and the view if missing; return True if an older ledger was dropped."""
-    with _transaction(conn):
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version == SCHEMA_VERSION:
-            return False
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"the ledger {where} has schema version {version}; this noisefloor knows "
-                f"{SCHEMA_VERSION}",
-                hint="upgrade noisefloor, or delete the file and run `noisefloor ledger rebuild`",
-            )
-        objects = conn.execute(
-            "SELECT type, name FROM sqlite_master "
-            "WHERE type IN ('view', 'table') AND name NOT LIKE 'sqlite_%'"
-        ).fetchall()
-        # views first: a table cannot be dropped while a view still names it in some versions
-        for kind, name in sorted(objects, key=lambda row: row[0] != "view"):
-            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        return bool(objects)
-
-
-def _unlink_db(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-# -- the ledger ------------------------------------------------------------------------------
-
-
-class Ledger:
+class Ledger(Database):
     """An open ledger: WAL mode, a 30 s busy timeout, one commit per sample.
 
     Every open ledger holds a shared lock on `<file>.lock`; `rebuild` takes it exclusively, because
@@ -557,144 +256,42 @@ class Ledger:
             at a store root (`ledger_path`) is then filled again from the JSON files.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, score_files: ScoreFiles | None = None) -> None:
         """Open (creating if needed) the ledger at `path`.
 
         Args:
             path: The database file, normally `ledger_path(store_root)`.
+            score_files: Where score files lie, to index runs (`index_run`, `rebuild`, and the
+                refill of a recreated ledger); a ledger opened without it only reads and
+                indexes samples.
 
         Raises:
             StoreError: The file was written by a newer noisefloor, or stays locked.
         """
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.recreated = False
-        self._lock_fd: int | None = os.open(
-            f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
-        )
-        self._conn: sqlite3.Connection | None = None
+        super().__init__(path, SCHEMA, SCHEMA_VERSION)
+        self._score_files = score_files
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
-            self._conn = self._open()
             if self.recreated and self.path.name == LEDGER_FILE:
                 # an older schema or a corrupt file was dropped: index the store's files again,
                 # in place (upserts), so that no command sees a ledger that forgot its runs
-                _fill(self._conn, Store(self.path.parent))
+                _fill(self._db(), Store(self.path.parent), self._scores())
         except BaseException:
             self.close()
             raise
-
-    def _open(self) -> sqlite3.Connection:
-        # Two processes opening a fresh file both switch it to WAL; SQLite answers one of them
-        # "database is locked" at once, without the busy handler, to avoid a deadlock.
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                return self._try_open()
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc):
-                    raise StoreError(f"cannot open the ledger {self.path}: {exc}") from exc
-                if time.monotonic() >= deadline:
-                    raise StoreError(
-                        f"the ledger {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s",
-                        hint="another process holds it; the sample files are kept either way",
-                    ) from exc
-                time.sleep(_RETRY_SLEEP_S)
-
-    def _try_open(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = None
-        try:
-            conn = _connect(self.path)
-            self.recreated = _ensure_schema(conn, self.path) or self.recreated
-            return conn
-        except sqlite3.DatabaseError as exc:
-            if conn is not None:
-                conn.close()
-            if isinstance(exc, sqlite3.OperationalError) or not _is_corrupt(exc):
-                raise
-        # a corrupt index costs nothing to drop: the JSON files rebuild it
-        with self._exclusive():
-            _unlink_db(self.path)
-        self.recreated = True
-        conn = _connect(self.path)
-        try:
-            _ensure_schema(conn, self.path)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    @contextlib.contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        """Hold the lock file exclusively: no other ledger is open meanwhile."""
-        assert self._lock_fd is not None
-        deadline = time.monotonic() + EXCLUSIVE_WAIT_S
-        while True:
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    # do not keep a half-converted lock: shared again, as an open ledger holds it
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
-                    raise StoreError(
-                        f"the ledger {self.path} is open in another process",
-                        hint="retry when running commands have finished",
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            # a downgrade never waits, so no other process can slip in between
-            fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the ledger {self.path} is closed")
-        return self._conn
-
-    def close(self) -> None:
-        """Close the connection and release the lock; safe to call twice."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
 
     def __enter__(self) -> Ledger:
         """Use the ledger in a `with` block that closes it."""
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the ledger."""
-        self.close()
+    def _scores(self) -> ScoreFiles:
+        if self._score_files is None:
+            raise StoreError(
+                f"the ledger {self.path} was opened to read: it cannot index runs",
+                hint="a bug in noisefloor; `noisefloor ledger rebuild` indexes every run",
+            )
+        return self._score_files
 
     # -- writing -----------------------------------------------------------------------------
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work` in one immediate transaction, retrying it when the lock still escapes."""
-        conn = self._db()
-        for attempt in range(_RETRIES):
-            try:
-                with _transaction(conn):
-                    return work(conn)
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc):
-                    raise
-                if attempt == _RETRIES - 1:
-                    raise StoreError(
-                        f"the ledger {self.path} stayed locked through {_RETRIES} attempts: {exc}",
-                        hint="the sample files are kept; `noisefloor ledger rebuild` restores "
-                        "the index",
-                    ) from exc
-                time.sleep(_RETRY_SLEEP_S * (attempt + 1))
-        raise AssertionError("unreachable")  # pragma: no cover
-
     def index_sample(self, store_root: Path, path: Path, sample: dict[str, Any]) -> None:
         """Upsert the row of one sample file and commit at once.
 
@@ -711,9 +308,9 @@ class Ledger:
         row = _sample_row(_relative(store_root, path), sample)
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute(_UPSERT_SAMPLE, row)
+            conn.execute(UPSERT_SAMPLE, row)
 
-        self._write(work)
+        self.write(work)
 
     def index_run(self, store_root: Path, run: RunRecord) -> None:
         """Upsert a run, the status of each repeat it took and its samples, in one transaction.
@@ -731,7 +328,7 @@ class Ledger:
         """
         store = Store(store_root)
         run_row = _run_row(run)
-        links = _run_sample_rows(store, run)
+        links = _run_sample_rows(store, run, self._scores())
         # sample files never change once written: read only those not indexed yet (a no-op
         # check of 2,000 cases x 5 repeats otherwise rereads 10,000 files)
         known = {
@@ -758,23 +355,23 @@ class Ledger:
         )
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute(_UPSERT_RUN, run_row)
+            conn.execute(UPSERT_RUN, run_row)
             conn.execute("DELETE FROM run_samples WHERE run_id = ?", (run.run_id,))
-            conn.executemany(_UPSERT_RUN_SAMPLE, links)
-            conn.executemany(_UPSERT_SAMPLE, samples)
+            conn.executemany(UPSERT_RUN_SAMPLE, links)
+            conn.executemany(UPSERT_SAMPLE, samples)
             if run.label:
                 conn.execute(
                     "DELETE FROM label_runs WHERE suite = ? AND label = ?", (run.suite, run.label)
                 )
-                conn.executemany(_UPSERT_LABEL_RUN, members)
+                conn.executemany(UPSERT_LABEL_RUN, members)
 
-        self._write(work)
+        self.write(work)
 
     def rebuild(self, store_root: Path) -> dict[str, int]:
         """Recreate the ledger from every sample file and run record under the root.
 
         The new ledger is written beside the old one and swapped in with `os.replace`, so a
-        rebuild that fails leaves the old ledger as it was. Waits up to `EXCLUSIVE_WAIT_S` for
+        rebuild that fails leaves the old ledger as it was. Waits up to `sqlite_db.EXCLUSIVE_WAIT_S` for
         other open ledgers to close.
 
         Args:
@@ -787,35 +384,8 @@ class Ledger:
             StoreError: A sample or run file is corrupt, or the ledger stays open elsewhere.
         """
         store = Store(store_root)
-        tmp = self.path.with_name(f"{self.path.name}.rebuild-{os.getpid()}.tmp")
-        with self._exclusive():
-            _unlink_db(tmp)
-            try:
-                counts = _build(store, tmp)
-            except BaseException:
-                _unlink_db(tmp)
-                raise
-            self._swap(tmp)
-        return counts
-
-    def _swap(self, tmp: Path) -> None:
-        """Replace the database file by `tmp`; the caller holds the lock exclusively."""
-        conn, self._conn = self._db(), None
-        try:
-            # fold the WAL into the old file and close: a leftover -wal beside the new file
-            # would be replayed into it
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            conn.close()
-        try:
-            os.replace(tmp, self.path)
-            Path(f"{self.path}-wal").unlink(missing_ok=True)
-            Path(f"{self.path}-shm").unlink(missing_ok=True)
-        except BaseException:
-            _unlink_db(tmp)
-            raise
-        finally:
-            self._conn = self._open()
+        score_files = self._scores()
+        return self.replace_with(lambda conn: _fill(conn, store, score_files))
 
     # -- reading -----------------------------------------------------------------------------
     def ledger_rows(self, run_id: str | None = None) -> list[Row]:
@@ -900,28 +470,17 @@ def _relative(store_root: Path, path: Path) -> str:
         raise StoreError(f"{path} is not under the store root {root}") from None
 
 
-def _fill(conn: sqlite3.Connection, store: Store) -> dict[str, int]:
+def _fill(conn: sqlite3.Connection, store: Store, score_files: ScoreFiles) -> dict[str, int]:
     """Upsert the rows of every sample file, run record and label under the root."""
     read = (_read_sample(store.root, rel) for rel in _sample_files(store.root))
     samples = [row for row in read if row]
     runs = [store.load_run(suite, run_id) for suite, run_id in store.runs()]
-    links = [row for run in runs for row in _run_sample_rows(store, run)]
+    links = [row for run in runs for row in _run_sample_rows(store, run, score_files)]
     members = [_label_row(suite, label, r) for suite, label, ids in store.labels() for r in ids]
     # files are read before the transaction, so the write lock is held only for the writes
-    with _transaction(conn):
-        conn.executemany(_UPSERT_SAMPLE, samples)
-        conn.executemany(_UPSERT_RUN, [_run_row(run) for run in runs])
-        conn.executemany(_UPSERT_RUN_SAMPLE, links)
-        conn.executemany(_UPSERT_LABEL_RUN, members)
+    with transaction(conn):
+        conn.executemany(UPSERT_SAMPLE, samples)
+        conn.executemany(UPSERT_RUN, [_run_row(run) for run in runs])
+        conn.executemany(UPSERT_RUN_SAMPLE, links)
+        conn.executemany(UPSERT_LABEL_RUN, members)
     return {"samples": len(samples), "runs": len(runs), "run_samples": len(links)}
-
-
-def _build(store: Store, target: Path) -> dict[str, int]:
-    """Write a complete ledger from the JSON files into a new file at `target`."""
-    # no WAL for a file nobody else opens yet: a clean close leaves the database alone
-    conn = _connect(target, wal=False)
-    try:
-        _ensure_schema(conn, target)
-        return _fill(conn, store)
-    finally:
-        conn.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor.engine import band_tasks
+from noisefloor.indexing import SampleIndexer
 from noisefloor.records import CaseRecord
 from noisefloor.sampling import Redactor, pending_samples, take_samples
 from noisefloor.store import Store
@@ -42,7 +43,11 @@ def suite_tasks(suite_path: str | Path, root: str | Path = ".noisefloor") -> lis
     def take(case: CaseRecord, repeat: int) -> bool:
         store.ensure()
         pending = [p for p in pending_samples(store, [case], inputs) if p.repeat == repeat]
-        take_samples(store, built.target, pending, redactor=redactor)
+        indexer = SampleIndexer(store)
+        try:
+            take_samples(store, built.target, pending, redactor=redactor, on_written=indexer)
+        finally:
+            indexer.close()
         return True
 
     return band_tasks(store, suite.name, cases, {}, sample_action=take).tasks

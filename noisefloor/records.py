@@ -6,6 +6,7 @@ Each carries a `version`, bumped whenever a field changes meaning; field docs fe
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -23,6 +24,7 @@ __all__ = [
     "ScorerBand",
     "ScorerUse",
     "TargetRecord",
+    "repeat_status",
 ]
 
 RUN_VERSION = 1
@@ -157,6 +159,29 @@ class RepeatScore(_Record):
     value: float | None = None
     detail: str = ""
     reliable: bool = True
+
+
+def repeat_status(scores: Sequence[tuple[str, RepeatScore]]) -> tuple[str, str]:
+    """Pass, fail or invalid for one repeat across every scorer of its case, with the reason.
+
+    `scores` holds each scorer's label and its score of the repeat, in the case's scorer order.
+    An infrastructure, then a scorer error makes the repeat invalid; a target error, then a
+    scorer's fail makes it fail (the first one found gives the reason).
+    """
+    for status, prefix in (
+        (RepeatStatus.INFRA_ERROR, "infra"),
+        (RepeatStatus.SCORER_ERROR, "grader"),
+    ):
+        for _, score in scores:
+            if score.status is status:
+                return "invalid", f"{prefix}:{score.detail}"
+    for _, score in scores:
+        if score.status is RepeatStatus.TARGET_ERROR:
+            return "fail", score.detail
+    for label, score in scores:
+        if score.status is RepeatStatus.FAIL:
+            return "fail", f"{label}: {score.detail}"
+    return "pass", "ok"
 
 
 class ScoreFile(_Record):

@@ -6,7 +6,6 @@ Each sample is written atomically the moment it arrives, so a killed run loses n
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import queue
 import re
@@ -17,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noisefloor.ledger import Ledger, ledger_path
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import CaseInput, Target, exchange_hashes
+from noisefloor.targets.base import CaseInput, Target
+from noisefloor.targets.kinds import kind_named
 
-__all__ = ["Pending", "Redactor", "pending_samples", "take_samples"]
+__all__ = ["OnWritten", "Pending", "Redactor", "pending_samples", "take_samples"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +33,12 @@ class Pending:
     path: Path
     input: str
     """What the target receives: the suite's input, before any redaction of the records."""
+
+
+#: Told of each sample once its file is written: the pending repeat, the file and the sample as
+#: stored (redacted). Called from the writer's thread, in arrival order; an error it raises stops
+#: the run as a failed write would.
+OnWritten = Callable[[Pending, Path, dict[str, Any]], None]
 
 
 def pending_samples(
@@ -88,32 +93,28 @@ class Redactor:
         return obj
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class _SampleWriter:
     """Writes samples in arrival order from a thread of its own, so that the event loop never
     waits on the file system: creating a file took 0.5-1 ms here in the middle of a run, as
     long as a whole request's CPU time.
 
-    Each sample is indexed in the ledger as soon as its file is written (one commit each), so
-    a run killed halfway has every sample it took in the ledger, and the run's own indexing at
-    the end reads no sample again.
+    Each sample is reported to `on_written` as soon as its file is written, so a subscriber
+    (the ledger) has every sample a run killed halfway took.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, on_written: OnWritten | None) -> None:
         self._store = store
-        self._queue: queue.SimpleQueue[tuple[Path, Any] | None] = queue.SimpleQueue()
+        self._on_written = on_written
+        self._queue: queue.SimpleQueue[tuple[Pending, dict[str, Any]] | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="noisefloor-writer", daemon=True)
         self._thread.start()
 
-    def put(self, path: Path, data: Any) -> None:
+    def put(self, item: Pending, data: dict[str, Any]) -> None:
         """Queue one sample; raise the error of an earlier write, if one failed."""
         if self._error is not None:
             raise self._error
-        self._queue.put((path, data))
+        self._queue.put((item, data))
 
     def close(self) -> None:
         """Write everything queued (an interrupted run keeps what it finished), then stop."""
@@ -123,36 +124,16 @@ class _SampleWriter:
             raise self._error
 
     def _drain(self) -> None:
-        ledger: Ledger | None = None
-        try:
-            while (item := self._queue.get()) is not None:
-                if self._error is not None:
-                    continue
-                try:
-                    self._store.write_sample(*item)
-                    if ledger is None:
-                        # opened in this thread: a SQLite connection stays in its own
-                        ledger = Ledger(ledger_path(self._store.root))
-                    ledger.index_sample(self._store.root, *item)
-                except BaseException as exc:  # handed to the loop's thread by put/close
-                    self._error = exc
-        finally:
-            if ledger is not None:
-                ledger.close()
-
-
-def _rehash(data: dict[str, Any]) -> None:
-    """Hashes in an envelope must be of what is stored: a hash of the text before redaction
-    would both mismatch the stored text and fingerprint what was hidden (a short number can be
-    recovered from its hash)."""
-    envelope = data.get("envelope")
-    if not isinstance(envelope, dict):
-        return
-    if envelope.get("output_sha") is not None:
-        envelope["output_sha"] = _sha256(data["output"]["text"].encode("utf-8"))
-    messages = (envelope.get("request") or {}).get("messages")
-    if envelope.get("prompt_sha") is not None and isinstance(messages, list):
-        envelope.update(exchange_hashes(messages))
+        while (queued := self._queue.get()) is not None:
+            if self._error is not None:
+                continue
+            item, data = queued
+            try:
+                self._store.write_sample(item.path, data)
+                if self._on_written is not None:
+                    self._on_written(item, item.path, data)
+            except BaseException as exc:  # handed to the loop's thread by put/close
+                self._error = exc
 
 
 async def _take(
@@ -162,12 +143,13 @@ async def _take(
     jobs: int,
     redactor: Redactor,
     on_sample: Callable[[Pending, str], None] | None,
+    on_written: OnWritten | None,
 ) -> int:
     semaphore = asyncio.Semaphore(jobs)
     # Blocking targets run in threads: one per job, not the default handful of threads.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=jobs))
     calls = 0
-    writer = _SampleWriter(store)
+    writer = _SampleWriter(store, on_written)
 
     async def one(item: Pending) -> None:
         nonlocal calls
@@ -178,8 +160,8 @@ async def _take(
         calls += sample.attempts
         data = redactor.apply(sample.model_dump(mode="json"))
         if redactor:
-            _rehash(data)
-        writer.put(item.path, data)
+            kind_named(data["kind"]).after_redaction(data)
+        writer.put(item, data)
         if on_sample is not None:
             on_sample(item, sample.outcome.value)
 
@@ -204,10 +186,15 @@ def take_samples(
     jobs: int = 1,
     redactor: Redactor | None = None,
     on_sample: Callable[[Pending, str], None] | None = None,
+    on_written: OnWritten | None = None,
 ) -> int:
-    """Call the target for every pending repeat, at most `jobs` at once; return the calls made."""
+    """Call the target for every pending repeat, at most `jobs` at once; return the calls made.
+
+    `on_sample` hears of each call's outcome as it returns; `on_written` of each sample once its
+    file is written.
+    """
     if not pending:
         return 0
     return asyncio.run(
-        _take(store, target, pending, max(1, jobs), redactor or Redactor(), on_sample)
+        _take(store, target, pending, max(1, jobs), redactor or Redactor(), on_sample, on_written)
     )

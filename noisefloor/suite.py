@@ -8,9 +8,10 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import yaml
@@ -21,20 +22,22 @@ from pydantic import (
     Field,
     ValidationError,
     WithJsonSchema,
-    model_validator,
+    create_model,
 )
 
 from noisefloor.envvars import expand_value
-from noisefloor.errors import SuiteError, UsageError
+from noisefloor.errors import SuiteError
 from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
 from noisefloor.settings import REPEATS
+from noisefloor.targets.kinds import TargetSpec, kinds, spec_model
 from noisefloor.templating import placeholder_problems
+
+if TYPE_CHECKING:
+    from noisefloor.targets.http_kind import EndpointFlags
 
 __all__ = [
     "Case",
     "CaseSpec",
-    "EndpointFlags",
-    "HttpSpec",
     "ScorerBinding",
     "Suite",
     "SuiteFile",
@@ -75,62 +78,6 @@ Slug = Annotated[
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class HttpSpec(_Model):
-    """An OpenAI-compatible chat-completions endpoint."""
-
-    base_url: str
-    """E.g. `http://127.0.0.1:8080/v1`; `/chat/completions` is appended."""
-    model: str
-    api_key_env: str | None = None
-    """Name of the environment variable holding the key; the key itself is never stored."""
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = Field(default=None, gt=0)
-    system: str | None = None
-    """A system message sent before the user message."""
-    messages: list[dict[str, Any]] | None = None
-    """Message template; default: one user message with `{{input}}`."""
-    response_format: dict[str, Any] | None = None
-    timeout_s: float = Field(default=60.0, gt=0)
-    extra_body: dict[str, Any] = {}
-    """Further request fields, sent as they are."""
-    max_retries: int = Field(default=5, ge=0)
-    """Retries of one call on infrastructure errors (connection, timeout, 408/409/429/5xx)."""
-    retry_budget: int | None = Field(default=None, ge=0)
-    """Retries allowed across the whole run (default: as many as there are calls)."""
-    accept_finish: list[str] = Field(default=["stop"], min_length=1)
-    """Finish reasons that pass the answer on to the scorers (e.g. add `tool_calls` for an agent);
-    any other is a failed repeat `finish:<reason>`. A null or absent one is always accepted."""
-
-
-class TargetSpec(_Model):
-    """Exactly one of `command` (with its settings) or `http`."""
-
-    command: list[str] | None = Field(default=None, min_length=1)
-    """The argv, never run through a shell; `{{input}}`, `{{case_id}}` and `{{repeat}}` are
-    filled in per argument."""
-    cwd: str | None = None
-    """Working directory, relative to the suite file (default: the suite file's directory)."""
-    env: dict[str, str] = {}
-    """Variables set on top of the inherited environment."""
-    timeout_s: float = Field(default=60.0, gt=0)
-    """Seconds before the whole process group is killed and the repeat counts as a timeout."""
-    fingerprint: list[str] | None = None
-    """Globs (relative to the suite file) of the files that make up the target's version."""
-    output: Literal["text", "json"] = "text"
-    """`json`: output that does not parse is a failed repeat (`error:parse`)."""
-    max_output_bytes: int = Field(default=10_000_000, gt=0)
-    """Bytes kept per stream; the rest is counted and dropped, and the sample flagged."""
-    http: HttpSpec | None = None
-    """An OpenAI-compatible chat-completions endpoint instead of a command."""
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> TargetSpec:
-        if (self.command is None) == (self.http is None):
-            raise ValueError("give exactly one of `command` (an argv list) or `http`")
-        return self
 
 
 class Defaults(_Model):
@@ -248,13 +195,47 @@ def _plain(err: dict[str, Any], model_fields: dict[str, list[str]]) -> tuple[tup
     return loc, msg[0].lower() + msg[1:] if msg else msg
 
 
-_FIELDS = {
-    "": list(SuiteFile.model_fields),
-    "target": list(TargetSpec.model_fields),
-    "http": list(HttpSpec.model_fields),
-    "defaults": list(Defaults.model_fields),
-    "cases": list(CaseSpec.model_fields),
-}
+def _suite_model() -> type[SuiteFile]:
+    """SuiteFile with the `target` of every registered target kind."""
+    spec = spec_model()
+    if _models.get("spec") is not spec:
+        _models["spec"] = spec
+        _models["suite"] = create_model(
+            "SuiteFile",
+            __base__=SuiteFile,
+            __doc__=SuiteFile.__doc__,
+            __module__=SuiteFile.__module__,
+            target=(spec, ...),
+        )
+    model: type[SuiteFile] = _models["suite"]
+    return model
+
+
+_models: dict[str, Any] = {}
+
+
+def _nested(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds (`X` or `X | None`), if any."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def _fields() -> dict[str, list[str]]:
+    """Known keys by the parent key they sit under, for "did you mean" hints."""
+    spec = spec_model()
+    out = {
+        "": list(SuiteFile.model_fields),
+        "target": list(spec.model_fields),
+        "defaults": list(Defaults.model_fields),
+        "cases": list(CaseSpec.model_fields),
+    }
+    for name, info in spec.model_fields.items():
+        nested = _nested(info.annotation)
+        if nested is not None:
+            out[name] = list(nested.model_fields)
+    return out
 
 
 class _LineMap:
@@ -430,53 +411,12 @@ def _template_problems(target: Any) -> list[tuple[tuple[Any, ...], str]]:
     reported together with every other problem, whatever else is wrong with the target."""
     if not isinstance(target, dict):
         return []
-    templates: list[tuple[tuple[Any, ...], Any]] = [(("target", "command"), target.get("command"))]
-    http = target.get("http")
-    if isinstance(http, dict):
-        templates += [(("target", "http", key), http.get(key)) for key in ("messages", "system")]
+    templates = [place for kind in kinds() for place in kind.templates(target)]
     return [
         ((*base, *loc), msg)
         for base, value in templates
         for loc, msg in placeholder_problems(value)
     ]
-
-
-@dataclass(frozen=True)
-class EndpointFlags:
-    """Endpoint settings given on the command line, each overriding the suite's `target.http`.
-
-    A field left None is not given; each field's flag is its name in dashes (`--max-tokens`).
-    """
-
-    base_url: str | None = None
-    model: str | None = None
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = None
-    system: str | None = None
-
-    def given(self) -> dict[Loc, tuple[str, Any]]:
-        """The path in the suite, the flag and the value of each setting given."""
-        return {
-            ("target", "http", name): ("--" + name.replace("_", "-"), value)
-            for name, value in vars(self).items()
-            if value is not None
-        }
-
-
-def _apply_flags(data: dict[str, Any], given: dict[Loc, tuple[str, Any]], path: Path) -> None:
-    """Put the flags' values into the suite's raw data, over its own."""
-    target = data.get("target")
-    if not given or not isinstance(target, dict):
-        return
-    if isinstance(target.get("http"), dict):
-        target["http"].update({loc[-1]: value for loc, (_, value) in given.items()})
-    elif "http" not in target and "command" in target:
-        flags = ", ".join(flag for flag, _ in given.values())
-        raise UsageError(
-            f"{flags} set values of an endpoint target, and the target of {path} is a command",
-            hint="drop them, or give a suite whose target is `http:`",
-        )
 
 
 def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
@@ -496,7 +436,8 @@ def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
     given = flags.given() if flags else {}
     # a value a flag replaces is not filled in: its variable need not be set
     data, env_problems = expand_value(data, os.environ, lambda loc: _literal(loc) or loc in given)
-    _apply_flags(data, given, path)
+    if flags is not None:
+        flags.apply(data, path)
     return _validate(path, data, text, env_problems, given)
 
 
@@ -521,10 +462,10 @@ def cases_suite(path: Path | str, flags: EndpointFlags, api_key_env: str | None 
             where=str(path),
             hint="rename the file: letters, digits, '.', '_' and '-', starting with a letter or digit",
         )
-    http = {"api_key_env": api_key_env} if api_key_env else {}
-    data: dict[str, Any] = {"name": path.stem, "target": {"http": http}, "cases_file": path.name}
+    target = flags.target(api_key_env)
+    data: dict[str, Any] = {"name": path.stem, "target": target, "cases_file": path.name}
     given = flags.given()
-    _apply_flags(data, given, path)
+    flags.apply(data, path)
     return _validate(path, data, "", [], given)
 
 
@@ -551,11 +492,11 @@ def _validate(
         problems.extend(("", (), p) for p in jsonl_problems)
 
     try:
-        spec = SuiteFile.model_validate(data)
+        spec = _suite_model().model_validate(data)
     except ValidationError as exc:
         spec = None
         for err in exc.errors(include_url=False):
-            loc, msg = _plain(dict(err), _FIELDS)
+            loc, msg = _plain(dict(err), _fields())
             if len(loc) > 1 and loc[0] == "cases":
                 continue  # each case is validated on its own below, with its line
             if not _under(loc, failed):
@@ -584,7 +525,7 @@ def _validate(
             case_spec = CaseSpec.model_validate(raw)
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
-                loc, msg = _plain(dict(err), _FIELDS | {"": list(CaseSpec.model_fields)})
+                loc, msg = _plain(dict(err), _fields() | {"": list(CaseSpec.model_fields)})
                 if not _under((*base_loc, *loc), bad):
                     problems.append((f"{file}:{line}" if line else file, (*base_loc, *loc), msg))
             continue
@@ -669,7 +610,7 @@ def _validate(
 
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema of suite files, scorer entries included, for editors."""
-    schema = SuiteFile.model_json_schema()
+    schema = _suite_model().model_json_schema()
     scorer_schema = REGISTRY.json_schema()
     defs = schema.setdefault("$defs", {})
     defs["ScorerEntry"] = scorer_schema

@@ -12,6 +12,7 @@ from typing import Any
 
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.records import TargetRecord
+from noisefloor.targets.kinds import kind_named
 
 __all__ = ["VersionChange", "version_change"]
 
@@ -87,7 +88,9 @@ def version_change(
     Returns:
         The changed files (labels relative to the suite's directory) and any other reason.
     """
-    if base.key == cand.key or "command" not in (base.kind, cand.kind):
+    if base.key == cand.key or not any(
+        kind_named(kind).fingerprints_code for kind in (base.kind, cand.kind)
+    ):
         return None
     files: dict[str, set[str]] = {"added": set(), "removed": set(), "modified": set()}
     reasons = []

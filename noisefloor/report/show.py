@@ -8,6 +8,7 @@ from __future__ import annotations
 from noisefloor.records import RunRecord
 from noisefloor.scoring import read_sample
 from noisefloor.store import Store
+from noisefloor.targets.kinds import kind_named
 
 __all__ = ["render_show"]
 
@@ -38,7 +39,7 @@ def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str
             out.append(f"-- repeat {repeat} [{s.outcome.value}] {s.wall_s:.3f}s{cpu}{code}")
             if s.error:
                 out.append(f"   error: {s.error}")
-            out_name = "stdout" if s.kind == "command" else "output"
+            out_name = kind_named(s.kind).output_name
             for name, stream in ((out_name, s.output), ("stderr", s.stderr)):
                 if stream is None or (not stream.text and not stream.size):
                     continue

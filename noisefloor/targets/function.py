@@ -13,8 +13,9 @@ from typing import Any
 
 from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.targets.command import utc_now_iso
+from noisefloor.targets.kinds import TargetKind
 
-__all__ = ["FunctionTarget", "TargetFunction"]
+__all__ = ["KIND", "FunctionKind", "FunctionTarget", "TargetFunction"]
 
 #: `fn(case_input, case_id, repeat) -> output text`, sync or async.
 TargetFunction = Callable[[str, str, int], str | Awaitable[str]]
@@ -93,3 +94,12 @@ class FunctionTarget(VersionedTarget):
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+class FunctionKind(TargetKind):
+    """In-process functions: built by the code that embeds noisefloor, never named by a suite."""
+
+    name = "function"
+
+
+KIND = FunctionKind()

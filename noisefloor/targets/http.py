@@ -22,7 +22,6 @@ import orjson
 
 from noisefloor import __version__
 from noisefloor.errors import TargetConfigError
-from noisefloor.suite import HttpSpec
 from noisefloor.targets.base import (
     CaseInput,
     Outcome,
@@ -34,6 +33,7 @@ from noisefloor.targets.base import (
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
 from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
+from noisefloor.targets.http_kind import HttpSpec
 from noisefloor.templating import check_value, render_value
 
 __all__ = [

@@ -23,10 +23,11 @@ import yaml
 
 from noisefloor import __version__
 from noisefloor.errors import SuiteError, TargetConfigError
-from noisefloor.suite import HttpSpec, load_suite
+from noisefloor.suite import load_suite
 from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.factory import build_target
 from noisefloor.targets.http import HttpTarget, backoff_delay, parse_retry_after
+from noisefloor.targets.http_kind import HttpSpec
 from tests.llm_server import LlmServer
 
 T = TypeVar("T")

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor import ledger as ledger_module
+from noisefloor import sqlite_db
 from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
 from noisefloor.ledger import SCHEMA_VERSION, Ledger, ledger_path
@@ -218,7 +218,7 @@ def built(tmp_path: Path) -> tuple[Fixture, RunRecord, RunRecord]:
 
 
 def _index_all(fx: Fixture, runs: list[RunRecord]) -> None:
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         for path in fx.sample_files():
             ledger.index_sample(fx.root, path, orjson.loads(path.read_bytes()))
         for run in runs:
@@ -226,7 +226,7 @@ def _index_all(fx: Fixture, runs: list[RunRecord]) -> None:
 
 
 def _rows(fx: Fixture, run_id: str | None = None) -> list[dict[str, Any]]:
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         return ledger.ledger_rows(run_id)
 
 
@@ -287,7 +287,7 @@ def test_index_run_alone_makes_the_ledger_whole(
     built: tuple[Fixture, RunRecord, RunRecord],
 ) -> None:
     fx, first, second = built
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         ledger.index_run(fx.root, first)
         ledger.index_run(fx.root, first)  # idempotent
         rows = ledger.ledger_rows()
@@ -299,7 +299,7 @@ def test_a_sample_is_in_the_ledger_before_its_run(tmp_path: Path) -> None:
     fx = Fixture(tmp_path / "store")
     fx.case("capital", [_http("capital", 0, "Paris")], ["0:contains"])
     path = fx.sample_files()[0]
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         ledger.index_sample(fx.root, path, orjson.loads(path.read_bytes()))
     # a second connection sees it: the row was committed at once
     with sqlite3.connect(ledger_path(fx.root)) as conn:
@@ -314,7 +314,7 @@ def test_rebuild_agrees_with_the_incremental_ledger(
     fx, first, second = built
     _index_all(fx, [first, second])
     before = _rows(fx)
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         counts = ledger.rebuild(fx.root)
         after_same_handle = ledger.ledger_rows()
     assert counts == {"samples": 10, "runs": 2, "run_samples": 10}
@@ -330,7 +330,7 @@ def test_rebuild_skips_a_sample_a_crash_left_empty(
     """An empty sample counts as missing (the next run takes it again), not as corruption."""
     fx, first, second = built
     fx.sample_files()[0].write_bytes(b"")
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         counts = ledger.rebuild(fx.root)
     assert counts["samples"] == 9
 
@@ -342,7 +342,7 @@ def test_a_failed_rebuild_keeps_the_old_ledger(
     _index_all(fx, [first, second])
     before = _rows(fx)
     fx.sample_files()[0].write_bytes(b"{not json")
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         with pytest.raises(StoreError, match="corrupt"):
             ledger.rebuild(fx.root)
         assert ledger.ledger_rows() == before
@@ -353,8 +353,11 @@ def test_rebuild_waits_for_other_open_ledgers(
     built: tuple[Fixture, RunRecord, RunRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fx, first, _ = built
-    monkeypatch.setattr(ledger_module, "EXCLUSIVE_WAIT_S", 0.2)
-    with Ledger(ledger_path(fx.root)) as writer, Ledger(ledger_path(fx.root)) as other:
+    monkeypatch.setattr(sqlite_db, "EXCLUSIVE_WAIT_S", 0.2)
+    with (
+        Ledger(ledger_path(fx.root), score_file) as writer,
+        Ledger(ledger_path(fx.root), score_file) as other,
+    ):
         writer.index_run(fx.root, first)
         with pytest.raises(StoreError, match="open in another process"):
             other.rebuild(fx.root)
@@ -364,7 +367,7 @@ def test_rebuild_waits_for_other_open_ledgers(
 
 
 def _writer(root: str, paths: list[str], barrier: Any) -> None:
-    with Ledger(ledger_path(Path(root))) as ledger:
+    with Ledger(ledger_path(Path(root)), score_file) as ledger:
         barrier.wait()
         for path in paths:
             ledger.index_sample(Path(root), Path(path), orjson.loads(Path(path).read_bytes()))
@@ -398,7 +401,7 @@ def test_two_processes_write_one_ledger_at_once(tmp_path: Path) -> None:
 def test_history_of_a_case(built: tuple[Fixture, RunRecord, RunRecord]) -> None:
     fx, first, second = built
     _index_all(fx, [first, second])
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         history = ledger.history("capital")
         assert ledger.history("capital", suite="other") == []
         assert ledger.history("nosuch") == []
@@ -412,7 +415,7 @@ def test_history_of_a_case(built: tuple[Fixture, RunRecord, RunRecord]) -> None:
     assert (new["passes"], new["valid"]) == (2, 2)
     text = new["repeats"][0]["output_text"]
     assert len(text) == 200 and text.endswith("...")
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         invoice = ledger.history("invoice")[0]
     assert (invoice["passes"], invoice["valid"]) == (1, 2)
 
@@ -433,11 +436,11 @@ def test_an_older_ledger_is_recreated(tmp_path: Path) -> None:
     conn.execute("INSERT INTO samples VALUES ('x')")
     conn.commit()
     conn.close()
-    with Ledger(path) as ledger:
+    with Ledger(path, score_file) as ledger:
         assert ledger.recreated
         assert ledger.ledger_rows() == []
     assert _user_version(path) == SCHEMA_VERSION
-    with Ledger(path) as ledger:
+    with Ledger(path, score_file) as ledger:
         assert not ledger.recreated
 
 
@@ -451,7 +454,7 @@ def test_a_corrupt_ledger_is_recreated_from_the_files(
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     path.write_bytes(b"this is not a database, " * 100)
-    with Ledger(path) as ledger:
+    with Ledger(path, score_file) as ledger:
         assert ledger.recreated
         assert ledger.ledger_rows() == before
 
@@ -469,7 +472,7 @@ def test_a_ledger_whose_runs_table_predates_the_design_relation_is_migrated(
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
-    with Ledger(path) as ledger:
+    with Ledger(path, score_file) as ledger:
         assert ledger.recreated
         assert [h["run_id"] for h in ledger.history("capital")] == [first.run_id, second.run_id]
     conn = sqlite3.connect(path)
@@ -491,13 +494,13 @@ def test_a_newer_ledger_is_refused(tmp_path: Path) -> None:
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(StoreError, match="schema version"):
-        Ledger(path)
+        Ledger(path, score_file)
     assert _user_version(path) == SCHEMA_VERSION + 1
 
 
 def test_a_path_outside_the_samples_tree_is_refused(tmp_path: Path) -> None:
     fx = Fixture(tmp_path / "store")
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         with pytest.raises(StoreError, match="not a sample file path"):
             ledger.index_sample(fx.root, fx.root / "runs" / "x.json", {})
         with pytest.raises(StoreError, match="not under the store root"):
@@ -511,7 +514,7 @@ def test_a_lock_that_escapes_the_busy_timeout_is_retried(
     fx.case("capital", [_http("capital", 0, "Paris")], ["0:contains"])
     path = fx.sample_files()[0]
     calls = {"n": 0}
-    real = ledger_module._transaction
+    real = sqlite_db.transaction
 
     def flaky(conn: sqlite3.Connection) -> Any:
         calls["n"] += 1
@@ -519,11 +522,11 @@ def test_a_lock_that_escapes_the_busy_timeout_is_retried(
             raise sqlite3.OperationalError("database is locked")
         return real(conn)
 
-    monkeypatch.setattr(ledger_module, "_RETRY_SLEEP_S", 0.001)
-    with Ledger(ledger_path(fx.root)) as ledger:
-        monkeypatch.setattr(ledger_module, "_transaction", flaky)
+    monkeypatch.setattr(sqlite_db, "RETRY_SLEEP_S", 0.001)
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
+        monkeypatch.setattr(sqlite_db, "transaction", flaky)
         ledger.index_sample(fx.root, path, orjson.loads(path.read_bytes()))
-        monkeypatch.setattr(ledger_module, "_transaction", real)
+        monkeypatch.setattr(sqlite_db, "transaction", real)
         assert calls["n"] == 3
         count = ledger._db().execute("SELECT count(*) FROM samples").fetchone()[0]
     assert count == 1
@@ -553,7 +556,7 @@ def test_statuses_from_score_files_the_engine_wrote(tmp_path: Path) -> None:
     case = case.model_copy(update={"scorers": [use]})
     run = fx.run("20250103T000000-demo", [case])
     run_tasks(fx.store, band_tasks(fx.store, SUITE, run.cases, {}).tasks)
-    with Ledger(ledger_path(fx.root)) as ledger:
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
         ledger.index_run(fx.root, run)
         got = [(r["status"], r["reason"]) for r in ledger.ledger_rows()]
     assert got[0] == ("pass", "ok")

@@ -111,3 +111,23 @@ def test_an_interrupted_run_keeps_every_sample_it_finished(tmp_path: Path) -> No
     written = [p for p in pending if p.path.exists()]
     assert len(written) == 3
     assert [p.case.case_id for p in written] == finished
+
+
+def test_each_written_sample_is_reported_once_its_file_is_there(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    pending = pending_samples(store, _cases(store, 2, 2))
+    seen: list[tuple[str, int, bool, str]] = []
+
+    def on_written(item: Any, path: Path, sample: dict[str, Any]) -> None:
+        seen.append((item.case.case_id, item.repeat, path.exists(), sample["output"]["text"]))
+
+    redactor = Redactor(["question"])
+    take_samples(store, FunctionTarget(_answer), pending, redactor=redactor, on_written=on_written)
+    assert sorted(seen) == [
+        ("case-0", 0, True, "[REDACTED] 0 / 0"),
+        ("case-0", 1, True, "[REDACTED] 0 / 1"),
+        ("case-1", 0, True, "[REDACTED] 1 / 0"),
+        ("case-1", 1, True, "[REDACTED] 1 / 1"),
+    ]
+    # sampling indexes nothing itself: whoever wants an index subscribes
+    assert not list(tmp_path.glob("ledger.sqlite*"))

@@ -1,0 +1,248 @@
+"""The HTTP kind: a suite's `target.http` (and the endpoint flags that override it), how such a
+target builds and versions itself, its checks after a run, and what of its envelope the ledger
+shows.
+
+The client itself is `targets/http.py`, imported only when a target is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import orjson
+from pydantic import BaseModel, Field
+
+from noisefloor.errors import TargetConfigError, UsageError
+from noisefloor.records import RunRecord, TargetRecord
+from noisefloor.store import short_hash
+from noisefloor.targets.base import exchange_hashes
+from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
+
+if TYPE_CHECKING:
+    from noisefloor.suite import Suite
+    from noisefloor.targets.base import RawSample
+
+__all__ = ["KIND", "EndpointFlags", "HttpFields", "HttpKind", "HttpSpec"]
+
+Loc = tuple[Any, ...]
+
+
+class HttpSpec(SpecFields):
+    """An OpenAI-compatible chat-completions endpoint."""
+
+    base_url: str
+    """E.g. `http://127.0.0.1:8080/v1`; `/chat/completions` is appended."""
+    model: str
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key; the key itself is never stored."""
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    system: str | None = None
+    """A system message sent before the user message."""
+    messages: list[dict[str, Any]] | None = None
+    """Message template; default: one user message with `{{input}}`."""
+    response_format: dict[str, Any] | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    extra_body: dict[str, Any] = {}
+    """Further request fields, sent as they are."""
+    max_retries: int = Field(default=5, ge=0)
+    """Retries of one call on infrastructure errors (connection, timeout, 408/409/429/5xx)."""
+    retry_budget: int | None = Field(default=None, ge=0)
+    """Retries allowed across the whole run (default: as many as there are calls)."""
+    accept_finish: list[str] = Field(default=["stop"], min_length=1)
+    """Finish reasons that pass the answer on to the scorers (e.g. add `tool_calls` for an agent);
+    any other is a failed repeat `finish:<reason>`. A null or absent one is always accepted."""
+
+
+class HttpFields(SpecFields):
+    """A suite's `target` field of an endpoint."""
+
+    http: HttpSpec | None = None
+    """An OpenAI-compatible chat-completions endpoint instead of a command."""
+
+
+@dataclass(frozen=True)
+class EndpointFlags:
+    """Endpoint settings given on the command line, each overriding the suite's `target.http`.
+
+    A field left None is not given; each field's flag is its name in dashes (`--max-tokens`).
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    system: str | None = None
+
+    def given(self) -> dict[Loc, tuple[str, Any]]:
+        """The path in the suite, the flag and the value of each setting given."""
+        return {
+            ("target", "http", name): ("--" + name.replace("_", "-"), value)
+            for name, value in vars(self).items()
+            if value is not None
+        }
+
+    def apply(self, data: dict[str, Any], path: Path) -> None:
+        """Put the flags' values into a suite's raw data, over its own."""
+        given = self.given()
+        target = data.get("target")
+        if not given or not isinstance(target, dict):
+            return
+        if isinstance(target.get("http"), dict):
+            target["http"].update({loc[-1]: value for loc, (_, value) in given.items()})
+        elif "http" not in target and "command" in target:
+            flags = ", ".join(flag for flag, _ in given.values())
+            raise UsageError(
+                f"{flags} set values of an endpoint target, and the target of {path} is a command",
+                hint="drop them, or give a suite whose target is `http:`",
+            )
+
+    @staticmethod
+    def target(api_key_env: str | None) -> dict[str, Any]:
+        """The raw `target` of a suite made of flags alone (the quarantine-lane `--cases`)."""
+        return {"http": {"api_key_env": api_key_env} if api_key_env else {}}
+
+
+def _fields(spec: BaseModel) -> HttpSpec:
+    assert isinstance(spec, HttpFields) and spec.http is not None
+    return spec.http
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class HttpKind(TargetKind):
+    """One chat completion per sample."""
+
+    name = "http"
+    fields = HttpFields
+    choice = "`http`"
+
+    def selected(self, spec: BaseModel) -> bool:
+        """A `target` with `http`."""
+        return isinstance(spec, HttpFields) and spec.http is not None
+
+    def build(self, suite: Suite, store_root: Path | None) -> BuiltTarget:
+        """The endpoint, versioned by host, model and every generation setting."""
+        from noisefloor.targets.http import HttpTarget
+        from noisefloor.targets.http_env import proxy_secrets
+
+        http = _fields(suite.target)
+        api_key = None
+        if http.api_key_env:
+            api_key = os.environ.get(http.api_key_env)
+            if not api_key:
+                raise TargetConfigError(
+                    f"the variable {http.api_key_env} named by target.http.api_key_env is not set",
+                    where=str(suite.path),
+                    hint=f"export {http.api_key_env}=... (the key is never written to disk)",
+                )
+        host = urlsplit(http.base_url).netloc
+        comparable: dict[str, Any] = {"host": host, "model": http.model}
+        accept_finish = sorted(set(http.accept_finish))
+        if accept_finish != ["stop"]:
+            # what passes changes with it; left out by default, so that runs from before it stay
+            # comparable
+            comparable["accept_finish"] = accept_finish
+        generation = http.model_dump(
+            exclude={"api_key_env", "timeout_s", "max_retries", "retry_budget", "accept_finish"}
+        )
+        # in the version even by default: samples taken when a null finish failed are not reused
+        generation["accept_finish"] = accept_finish
+        key = short_hash({"kind": self.name, "spec": comparable, "generation": generation})
+        target = HttpTarget(http, key=key, spec=comparable, api_key=api_key)
+        record = TargetRecord(kind=self.name, key=key, spec=comparable, fingerprint={})
+        secrets = [api_key] if api_key else []
+        # a proxy URL's credentials go to the proxy only; an endpoint that quotes them back must
+        # not get them into a sample
+        secrets += proxy_secrets()
+        return BuiltTarget(target, record, secrets + secret_values(dict(os.environ)))
+
+    def templates(self, target: dict[str, Any]) -> list[tuple[Loc, Any]]:
+        """The message template and the system message."""
+        http = target.get("http")
+        if not isinstance(http, dict):
+            return []
+        return [(("target", "http", key), http.get(key)) for key in ("messages", "system")]
+
+    def check_run(self, samples: Iterator[RawSample]) -> dict[str, int]:
+        """Count the models the endpoint served; refuse a run in which every call was refused.
+
+        A 4xx such as 401 or 404 on every call is a configuration problem, not a model failure.
+        """
+        served: Counter[str] = Counter()
+        refused: list[str] = []
+        total = 0
+        for sample in samples:
+            total += 1
+            envelope = sample.envelope or {}
+            if envelope.get("served_model"):
+                served[str(envelope["served_model"])] += 1
+            if envelope.get("error_class") == "config":
+                refused.append(sample.error or "refused")
+        if total and len(refused) == total:
+            raise TargetConfigError(
+                f"the endpoint refused every call: {refused[0]}",
+                hint="check target.http.base_url, model and api_key_env; nothing was compared",
+            )
+        return dict(sorted(served.items()))
+
+    def run_warnings(self, run: RunRecord, side: str) -> list[str]:
+        """A model served other than the one requested."""
+        requested = run.target.spec.get("model")
+        other = {m: n for m, n in run.served_models.items() if m != requested}
+        if not other:
+            return []
+        shown = ", ".join(f"{m!r} x{n}" for m, n in other.items())
+        return [f"the {side}'s endpoint served {shown} where {requested!r} was requested"]
+
+    def after_redaction(self, sample: dict[str, Any]) -> None:
+        """Hashes in an envelope must be of what is stored: a hash of the text before redaction
+        would both mismatch the stored text and fingerprint what was hidden (a short number can
+        be recovered from its hash)."""
+        envelope = sample.get("envelope")
+        if not isinstance(envelope, dict):
+            return
+        if envelope.get("output_sha") is not None:
+            envelope["output_sha"] = _sha256(sample["output"]["text"].encode("utf-8"))
+        messages = (envelope.get("request") or {}).get("messages")
+        if envelope.get("prompt_sha") is not None and isinstance(messages, list):
+            envelope.update(exchange_hashes(messages))
+
+    def ledger_columns(self, sample: dict[str, Any]) -> dict[str, Any]:
+        """The requested and served model, the host, the finish reason, the prompt's hashes and
+        the raw response."""
+        envelope = sample.get("envelope")
+        env = envelope if isinstance(envelope, dict) else {}
+        messages = (env.get("request") or {}).get("messages")
+        hashes: dict[str, Any] = {}
+        if isinstance(messages, list):
+            # from the stored (redacted) request, so that older samples hash alike
+            hashes = dict(exchange_hashes(messages))
+        elif env.get("prompt_sha"):
+            hashes = {"prompt_sha": env["prompt_sha"], "request_sha": env.get("request_sha")}
+        raw = env.get("raw")
+        return {
+            "model": env.get("requested_model"),
+            "served_model": env.get("served_model"),
+            "base_host": env.get("host"),
+            "harness_version": env.get("harness_version"),
+            "finish_reason": env.get("finish_reason"),
+            **hashes,
+            "raw_json": orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+            if raw is not None
+            else None,
+        }
+
+
+KIND = HttpKind()
