@@ -400,7 +400,7 @@ def _emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = N
 
 
 def _progress(args: argparse.Namespace) -> Any:
-    from noisefloor.gate import RunOptions
+    from noisefloor.operations.run import RunOptions
 
     opts = RunOptions(
         repeats=args.repeats,
@@ -521,7 +521,7 @@ def _run_summary(result: Any) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from noisefloor.gate import run_suite
+    from noisefloor.operations.run import run_suite
     from noisefloor.report import render_run
 
     result = _sample(args, run_suite)
@@ -533,7 +533,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from noisefloor.gate import check_suite
+    from noisefloor.operations.check import check_suite
 
     if args.adopt and args.require_baseline:
         raise UsageError(
@@ -557,7 +557,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from noisefloor.gate import rescore_run
+    from noisefloor.operations.rescore import rescore_run
     from noisefloor.report import render_run
     from noisefloor.suite import load_suite
 
@@ -567,7 +567,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from noisefloor.gate import diff_runs
+    from noisefloor.operations.resolve import diff_runs
 
     report = diff_runs(
         _store(args, read_only=True),
@@ -581,7 +581,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from noisefloor.gate import compare_labels
+    from noisefloor.operations.resolve import compare_labels
 
     report = compare_labels(
         _store(args, read_only=True),
@@ -595,7 +595,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from noisefloor.gate import resolve_run
+    from noisefloor.operations.resolve import resolve_run
 
     store = _store(args)
     if args.baseline_command == "set":
@@ -633,7 +633,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from noisefloor.gate import resolve_run
+    from noisefloor.operations.resolve import resolve_run
     from noisefloor.report.show import render_show
 
     store = _store(args, read_only=True)
