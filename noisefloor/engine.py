@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from noisefloor.banding import band_case, score_case, scorer_config
 from noisefloor.errors import NoisefloorError, StoreError
 from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
-from noisefloor.scoring import band_case, score_case, scorer_config
 from noisefloor.settings import RuleSettings, ScorerGate
 from noisefloor.store import Store, has_sample, short_hash
 

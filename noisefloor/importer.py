@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from noisefloor.engine import band_tasks, run_tasks
 from noisefloor.errors import StoreError, UsageError
-from noisefloor.gate import case_key, scorer_uses
 from noisefloor.indexing import index_run
+from noisefloor.operations.run import case_key, scorer_uses
 from noisefloor.records import BaselinePointer, CaseRecord, ImportedFrom, RunRecord, TargetRecord
 from noisefloor.sampling import Redactor
 from noisefloor.store import Store, short_hash

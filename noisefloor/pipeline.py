@@ -30,7 +30,7 @@ def suite_tasks(suite_path: str | Path, root: str | Path = ".noisefloor") -> lis
     Returns:
         doit task dicts (`sample:…`, `score:…`, `band:…`), ready to yield from a `task_*` function.
     """
-    from noisefloor.gate import case_records
+    from noisefloor.operations.run import case_records
 
     suite = load_suite(suite_path)
     store = Store(root)

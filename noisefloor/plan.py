@@ -65,7 +65,7 @@ def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list
 
     The gate's Tarone correction counts one pass-rate test per scorer and case, so the plan does.
     """
-    from noisefloor.scoring import score_case
+    from noisefloor.banding import score_case
 
     run = store.load_run(suite, run_id)
     pmins = []

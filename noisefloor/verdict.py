@@ -1,4 +1,4 @@
-"""From bands to verdicts to an exit code: the vocabulary, the settings and the case-level frame.
+"""From bands to verdicts: the vocabulary, the settings and the case-level frame.
 
 Rules (`noisefloor.rules`) judge scorers; this module owns what every rule shares.
 """
@@ -8,11 +8,9 @@ from __future__ import annotations
 import enum
 import math
 import statistics as pystats
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.errors import ExitCode
 from noisefloor.records import CaseBand, ScorerBand
 from noisefloor.settings import RuleSettings
 
@@ -22,7 +20,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Verdict",
     "case_frame",
-    "exit_code_for",
     "label_order",
     "side",
     "sort_cases",
@@ -66,21 +63,6 @@ def worst(verdicts: Sequence[Verdict]) -> Verdict:
 def sort_cases(cases: list[CaseReport]) -> list[CaseReport]:
     """Worst first, then by case id."""
     return sorted(cases, key=lambda c: (SEVERITY.index(c.verdict), c.case_id))
-
-
-def exit_code_for(
-    counts: Counter[str] | dict[str, int], *, strict: bool, harness_fault: bool = False
-) -> ExitCode:
-    """The process exit code for a set of case verdicts."""
-    if harness_fault:
-        return ExitCode.HARNESS
-    if counts.get(Verdict.BROKEN, 0):
-        return ExitCode.BROKEN
-    if counts.get(Verdict.REGRESSED, 0):
-        return ExitCode.REGRESSED
-    if strict and (counts.get(Verdict.INCONCLUSIVE, 0) or counts.get(Verdict.REDEFINED, 0)):
-        return ExitCode.REGRESSED
-    return ExitCode.OK
 
 
 def _round(x: float) -> float:

@@ -1,7 +1,7 @@
 """Renderers of reports and runs: terminal, json, markdown and junit, one module each.
 
-A report is a `noisefloor.report.model.Report` (gate.py builds it); every renderer prints
-the numbers behind a verdict.
+A report is a `noisefloor.report.model.Report` (`noisefloor.comparison` and
+`noisefloor.operations.check` build it); every renderer prints the numbers behind a verdict.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ Bytes that were not UTF-8 are shown with replacement characters and flagged as s
 
 from __future__ import annotations
 
+from noisefloor.banding import read_sample
 from noisefloor.records import RunRecord
-from noisefloor.scoring import read_sample
 from noisefloor.store import Store
 from noisefloor.targets.kinds import kind_named
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from noisefloor.banding import build_scorer
 from noisefloor.engine import band_tasks, score_file
 from noisefloor.records import CaseRecord, ScorerUse
-from noisefloor.scoring import build_scorer
 from noisefloor.store import Store
 
 SUITE = "naming"

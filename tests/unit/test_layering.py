@@ -62,3 +62,28 @@ def _kind_branches(path: Path) -> list[str]:
 def test_no_module_outside_targets_branches_on_a_kind_name() -> None:
     outside = [p for p in sorted(PACKAGE.rglob("*.py")) if "targets" not in p.parts]
     assert [hit for path in outside for hit in _kind_branches(path)] == []
+
+
+#: The operations, the comparison, the exit-code policy and the command line: one concern each.
+SPLIT = [
+    "comparison.py",
+    "exit_policy.py",
+    "operations/run.py",
+    "operations/check.py",
+    "operations/rescore.py",
+    "operations/resolve.py",
+    "cli.py",
+    "cli_parser.py",
+    "commands.py",
+]
+
+
+@pytest.mark.parametrize("module", SPLIT)
+def test_the_operations_and_the_command_line_stay_small(module: str) -> None:
+    lines = (PACKAGE / module).read_text(encoding="utf-8").count("\n")
+    assert lines <= 450, f"{module} has {lines} lines"
+
+
+@pytest.mark.parametrize("module", ["comparison.py", "exit_policy.py"])
+def test_comparison_and_the_exit_policy_know_nothing_of_the_operations(module: str) -> None:
+    assert [m for m in _imports(module) if m.startswith("noisefloor.operations")] == []

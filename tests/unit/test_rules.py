@@ -14,6 +14,7 @@ import pytest
 
 from noisefloor import stats
 from noisefloor.errors import ExitCode
+from noisefloor.exit_policy import exit_code_for
 from noisefloor.records import CaseBand, ScorerBand
 from noisefloor.report.model import ComparedCase
 from noisefloor.rules import get_rule
@@ -21,7 +22,7 @@ from noisefloor.rules.band import BandRule, compare_scorer
 from noisefloor.rules.exact import ExactRule
 from noisefloor.rules.wilson import WilsonRule, decide_scorer
 from noisefloor.settings import RuleName, RuleSettings, ScorerGate
-from noisefloor.verdict import Verdict, case_frame, exit_code_for
+from noisefloor.verdict import Verdict, case_frame
 
 R, IMP, U = Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED
 

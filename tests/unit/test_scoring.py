@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from noisefloor.banding import band_case, one_line, read_sample, score_case
 from noisefloor.records import RepeatScore, RepeatStatus, ScoreFile, ScorerUse
 from noisefloor.scorers import REGISTRY, NoParams, Registry, ScoreInput, ScoreResult
-from noisefloor.scoring import band_case, one_line, read_sample, score_case
 from noisefloor.store import Store, dumps
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 

@@ -1,0 +1,195 @@
+"""Checking a suite: run it, then compare with its baseline, or adopt the run as the first
+baseline (refused under CI without consent, or when a case has no valid result).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
+from noisefloor.engine import EngineStats
+from noisefloor.errors import BaselineMissing, UsageError
+from noisefloor.exit_policy import finished_report
+from noisefloor.indexing import index_run
+from noisefloor.operations.run import RunOptions, RunResult, run_suite
+from noisefloor.report.model import (
+    CaseReport,
+    Evidence,
+    Report,
+    Runs,
+    ScorerReport,
+    Side,
+    TargetChange,
+    Work,
+)
+from noisefloor.settings import REPEATS, RuleSettings
+from noisefloor.store import Store
+from noisefloor.suite import Suite
+from noisefloor.targets.factory import build_target
+from noisefloor.verdict import Verdict, case_frame, side
+from noisefloor.version_change import version_change
+
+__all__ = ["adoption_report", "check_suite"]
+
+
+def adoption_report(
+    result: RunResult,
+    settings: RuleSettings,
+    continue_on_scorer_error: bool = False,
+    *,
+    deliberate: bool = False,
+) -> Report:
+    """The report of a first check: every case added, none passing by absence.
+
+    A run with a case that produced no valid result is not adopted (`"adopted": False`,
+    `"baseline": None`): that case could never regress from it. `deliberate` (--set-baseline)
+    adopts it anyway.
+    """
+    run = result.run
+    frames = {c.case_id: case_frame(None, result.bands[c.case_id]) for c in run.cases}
+    unusable = Counter(
+        f["verdict"].value for f in frames.values() if f and f["verdict"] is not Verdict.ADDED
+    )
+    adopted = deliberate or not unusable
+    cases = []
+    for case in run.cases:
+        band = result.bands[case.case_id]
+        frame = frames[case.case_id]
+        assert frame is not None
+        reason = frame["reason"]
+        if frame["verdict"] is Verdict.ADDED:
+            reason = "adopted as the baseline" if adopted else "new (the run was not adopted)"
+        cases.append(
+            CaseReport(
+                case_id=case.case_id,
+                verdict=frame["verdict"],
+                reason=reason,
+                scorers=[
+                    ScorerReport(
+                        key=s.label,
+                        verdict=Verdict.ADDED,
+                        reason="new",
+                        baseline=Side(),
+                        candidate=Side.model_validate(side(s)),
+                        evidence=Evidence(),
+                    )
+                    for s in band.scorers
+                ],
+            )
+        )
+    what = ", ".join(
+        f"{n} case{'s' if n > 1 else ''} {verdict}" for verdict, n in sorted(unusable.items())
+    )
+    ids = few(sorted(c for c, f in frames.items() if f and f["verdict"] is not Verdict.ADDED))
+    head = f"no baseline for {run.suite!r} yet: "
+    if not adopted:
+        note = (
+            f"{head}{run.run_id} not adopted as the baseline: {what} ({ids}); fix the target, "
+            "or adopt deliberately with --set-baseline "
+            f"(`noisefloor baseline set {run.run_id}` adopts this run)."
+        )
+    elif unusable:
+        note = (
+            f"{head}adopted {run.run_id} as the baseline deliberately, with {what} ({ids}). "
+            "Nothing was compared; those cases pass until the baseline moves."
+        )
+    else:
+        note = (
+            f"{head}adopted {run.run_id} as the baseline. "
+            "Nothing was compared; run check again after a change."
+        )
+    report = {
+        "suite": run.suite,
+        "rule": settings.rule,
+        "baseline": run.run_id if adopted else None,
+        "candidate": run.run_id,
+        "adopted": adopted,
+        "cases": cases,
+        "warnings": [note, *served_warnings(run, "run")],
+        "runs": Runs(candidate=run_summary(run)),
+        "calls": run.calls,
+        "work": Work.model_validate(result.stats.as_dict()),
+    }
+    return finished_report(report, settings, continue_on_scorer_error)
+
+
+def check_suite(
+    store: Store,
+    suite: Suite,
+    opts: RunOptions,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+    require_baseline: bool = False,
+    ci: bool = False,
+    continue_on_scorer_error: bool = False,
+) -> Report:
+    """Run the suite, then compare with its baseline (adopting the run when there is none).
+
+    `ci`: running under CI without consent to adopt (the command line passes `$CI` set and
+    no --adopt), where adopting would turn a missing baseline into a green build.
+    """
+    pointer = store.baseline(suite.name)
+    if pointer is None and require_baseline:
+        raise BaselineMissing(
+            f"no baseline for suite {suite.name!r} under {store.root}",
+            hint="commit one (`noisefloor run SUITE --set-baseline`), or drop --require-baseline",
+        )
+    if pointer is None and ci and not opts.set_baseline:
+        raise BaselineMissing(
+            f"no baseline for suite {suite.name!r} under {store.root}, and CI is set: adopting "
+            "one here would pass without comparing anything",
+            where=str(suite.path),
+            hint="commit one: run `noisefloor check SUITE --adopt` (or `noisefloor run SUITE "
+            f"--set-baseline`) where you work, then commit {_shown(store.root)}/, whose own "
+            ".gitignore leaves exactly the baseline to commit; or pass --adopt to adopt here",
+        )
+    needed = min((opts.repeats or c.repeats) for c in suite.cases)
+    if needed < 2:
+        raise UsageError(
+            f"a check needs at least 2 repeats per case to measure noise; got {needed}",
+            hint=f"raise --repeats ({REPEATS} is the default); `noisefloor run` takes single samples",
+        )
+    built = build_target(suite, store.root)
+    base = None
+    if pointer is not None:
+        base = store.load_run(suite.name, pointer.run_id)
+        # refuse before spending calls on a target that cannot be compared
+        if base.target.spec != built.record.spec and not allow_target_change:
+            check_comparable(base, base.model_copy(update={"target": built.record}), False)
+    result = run_suite(store, suite, opts, built, score=base is None)
+    if base is None:
+        report = adoption_report(
+            result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+        )
+        if report.adopted:
+            store.set_baseline(suite.name, result.run.run_id)
+        return report
+    report = compare_runs(
+        store,
+        base,
+        result.run,
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=continue_on_scorer_error,
+    )
+    change = version_change(base.target, result.run.target, store.load_manifest)
+    if change is not None:
+        report.target_change = TargetChange.model_validate(change.as_dict())
+        report.warnings.append(change.message(_shown(suite.path)))
+    index_run(store, result.run)
+    report.calls = result.run.calls
+    stats = result.stats.merged(
+        EngineStats(Counter(report.work.executed), Counter(report.work.up_to_date))
+    )
+    report.work = Work.model_validate(stats.as_dict())
+    return report
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,91 @@
+"""Which stored runs a command means (a run id, a unique prefix of one, or a label), and the
+comparisons of stored runs that resolve them: `diff` and the quarantine-lane `compare`.
+"""
+
+from __future__ import annotations
+
+from noisefloor.comparison import compare_runs
+from noisefloor.errors import BaselineMissing, StoreError, UsageError
+from noisefloor.records import RunRecord
+from noisefloor.report.model import Report
+from noisefloor.settings import RuleSettings
+from noisefloor.store import Store
+
+__all__ = ["compare_labels", "diff_runs", "resolve_run"]
+
+
+def resolve_run(store: Store, ref: str, suite: str | None = None) -> RunRecord:
+    """A run id, a unique prefix of one, or a label."""
+    labelled = store.find_label(ref, suite) if _is_name(ref) else None
+    return labelled or store.find_run(ref)
+
+
+def _is_name(text: str) -> bool:
+    return bool(text) and all(ch.isalnum() or ch in "._-" for ch in text)
+
+
+def diff_runs(
+    store: Store,
+    candidate: str | None,
+    baseline: str | None,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+    continue_on_scorer_error: bool = False,
+) -> Report:
+    """Compare stored runs: the newest run (or CANDIDATE) against the baseline (or --baseline)."""
+    cand = resolve_run(store, candidate) if candidate else store.latest_run()
+    if cand is None:
+        raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
+    if baseline:
+        base = resolve_run(store, baseline, cand.suite)
+    else:
+        pointer = store.baseline(cand.suite)
+        if pointer is None:
+            raise BaselineMissing(
+                f"no baseline for suite {cand.suite!r}",
+                hint="pass --baseline RUN or set one with `noisefloor baseline set RUN`",
+            )
+        base = store.load_run(cand.suite, pointer.run_id)
+    if base.run_id == cand.run_id:
+        raise UsageError(
+            f"the candidate {cand.run_id} is the baseline itself: nothing to compare",
+            hint="name another run, or run the suite again",
+        )
+    return compare_runs(
+        store,
+        base,
+        cand,
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=continue_on_scorer_error,
+    )
+
+
+def compare_labels(
+    store: Store,
+    baseline: str,
+    current: str,
+    settings: RuleSettings,
+    *,
+    suite: str | None = None,
+    allow_target_change: bool = False,
+) -> Report:
+    """The quarantine-lane `compare`: two labelled runs."""
+    found = []
+    for label in (baseline, current):
+        run = store.find_label(label, suite)
+        if run is None:
+            raise StoreError(
+                f"no run is labelled {label!r}",
+                hint="`noisefloor record SUITE --label NAME` makes one",
+            )
+        found.append(run)
+    return compare_runs(
+        store,
+        found[0],
+        found[1],
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=True,
+    )

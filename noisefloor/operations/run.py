@@ -1,0 +1,252 @@
+"""Running a suite: sampling every case (reusing cached samples), label pools, the run record,
+and scoring the run into bands. `record` is a run under a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from noisefloor import __version__
+from noisefloor.engine import EngineStats, band_tasks, run_tasks
+from noisefloor.errors import UsageError
+from noisefloor.fingerprint import GIT_LABEL
+from noisefloor.indexing import SampleIndexer, index_run
+from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
+from noisefloor.sampling import Pending, Redactor, pending_samples, take_samples
+from noisefloor.store import Store, short_hash, utc_now
+from noisefloor.suite import Case, Suite
+from noisefloor.targets.base import RawSample
+from noisefloor.targets.factory import BuiltTarget, build_target
+from noisefloor.targets.kinds import kind_named
+
+__all__ = [
+    "RunOptions",
+    "RunResult",
+    "bands_of",
+    "case_key",
+    "case_records",
+    "new_run_id",
+    "run_suite",
+    "scorer_uses",
+]
+
+
+@dataclass
+class RunOptions:
+    """How to sample a suite."""
+
+    repeats: int | None = None
+    jobs: int = 1
+    fresh: bool = False
+    label: str | None = None
+    replace: bool = False
+    set_baseline: bool = False
+    on_sample: Callable[[Pending, str], None] | None = None
+    on_start: Callable[[int], None] | None = None
+
+
+@dataclass
+class RunResult:
+    """A completed run, its bands, and what it cost."""
+
+    run: RunRecord
+    bands: dict[str, CaseBand]
+    stats: EngineStats
+    pending: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def scorer_uses(case: Case) -> list[ScorerUse]:
+    """The scorers of a case as a run records them."""
+    return [
+        ScorerUse(
+            label=b.label,
+            name=b.scorer.name,
+            params=b.scorer.spec.params,
+            impl_hash=b.scorer.spec.impl_hash,
+            min_effect=b.min_effect,
+            suspect_drop=b.suspect_drop,
+        )
+        for b in case.scorers
+    ]
+
+
+def case_key(case: Case) -> str:
+    """The cache key of what the target receives for a case (its id and input)."""
+    return short_hash({"case_id": case.id, "input": case.input})
+
+
+def new_run_id(suite: str) -> str:
+    stamp = utc_now().replace("-", "").replace(":", "")
+    return f"{stamp}-{suite}"
+
+
+def bands_of(
+    store: Store, suite: str, cases: list[CaseRecord]
+) -> tuple[dict[str, CaseBand], EngineStats]:
+    side_tasks = band_tasks(store, suite, cases, {})
+    stats = run_tasks(store, side_tasks.tasks)
+    return {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()}, stats
+
+
+def case_records(
+    store: Store,
+    suite: Suite,
+    built: BuiltTarget,
+    epoch: int,
+    repeats: int | None = None,
+    redactor: Redactor | None = None,
+) -> list[CaseRecord]:
+    """Each case as a run records it: its sample directory (the cache key) and its scorers."""
+    redactor = redactor or Redactor(suite.redact, built.secrets)
+    key = built.record.key
+    cases = []
+    for case in suite.cases:
+        key_of_case = case_key(case)
+        sample_dir = store.sample_dir(suite.name, case.id, key, key_of_case, epoch)
+        cases.append(
+            CaseRecord(
+                case_id=case.id,
+                case_key=key_of_case,
+                input=redactor.text(case.input),
+                repeats=repeats or case.repeats,
+                sample_dir=store.rel(sample_dir),
+                tags=list(case.tags),
+                scorers=scorer_uses(case),
+                line=case.line,
+            )
+        )
+    return cases
+
+
+def run_suite(
+    store: Store,
+    suite: Suite,
+    opts: RunOptions,
+    built: BuiltTarget | None = None,
+    score: bool = True,
+) -> RunResult:
+    """Sample every case (reusing cached samples), save the run, and score it.
+
+    `score=False` leaves scoring to a comparison that follows, so the engine runs once.
+    """
+
+    if opts.repeats is not None and opts.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
+    if opts.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
+    if opts.replace and not opts.label:
+        raise UsageError("--replace starts a label over: it needs --label NAME")
+    built = built or build_target(suite, store.root)
+    store.ensure()
+    started = utc_now()
+    with store.lock(suite.name):
+        key = built.record.key
+        if built.tracked is not None:
+            store.save_manifest(built.record.fingerprint[GIT_LABEL], built.tracked)
+        prior = _label_pool(store, suite.name, opts, key)
+        if prior is not None:
+            epoch = prior.epoch
+        elif opts.fresh or opts.replace:
+            epoch = store.bump_epoch(suite.name, key)
+        else:
+            epoch = store.epoch(suite.name, key)
+        redactor = Redactor(suite.redact, built.secrets)
+        cases = case_records(store, suite, built, epoch, opts.repeats, redactor)
+        pooled = store.label_runs(suite.name, opts.label) if prior and opts.label else []
+        if prior is not None:
+            held = {c.case_id: c for c in prior.cases}
+            cases = [_after_held(c, held.get(c.case_id)) for c in cases]
+        pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
+        if opts.on_start is not None:
+            opts.on_start(len(pending))
+        indexer = SampleIndexer(store)
+        try:
+            calls = take_samples(
+                store,
+                built.target,
+                pending,
+                jobs=opts.jobs,
+                redactor=redactor,
+                on_sample=opts.on_sample,
+                on_written=indexer,
+            )
+        finally:
+            indexer.close()
+        served = kind_named(built.record.kind).check_run(_samples(store, cases))
+        run = RunRecord(
+            run_id=new_run_id(suite.name),
+            suite=suite.name,
+            suite_file=suite.path.name,
+            label=opts.label,
+            started_at=started,
+            finished_at=utc_now(),
+            harness_version=__version__,
+            target=built.record,
+            epoch=epoch,
+            jobs=opts.jobs,
+            calls=calls,
+            pooled_runs=pooled,
+            served_models=served,
+            cases=cases,
+        )
+        store.save_run(run)
+        if opts.label:
+            store.set_label(suite.name, opts.label, [*pooled, run.run_id])
+        if opts.set_baseline:
+            store.set_baseline(suite.name, run.run_id)
+    if not score:
+        return RunResult(run=run, bands={}, stats=EngineStats(), pending=len(pending))
+    bands, stats = bands_of(store, suite.name, cases)
+    index_run(store, run)
+    return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+
+
+def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunRecord | None:
+    """The newest run of the label this run adds its repeats to; None when it starts the label.
+
+    A label pools repeats of one target version, in one epoch: a different version is refused,
+    and so is `--fresh`, which would silently drop the repeats the label holds.
+    """
+    if not opts.label or opts.replace:
+        return None
+    prior = store.find_label(opts.label, suite)
+    if prior is None:
+        return None
+    if prior.target.key != key:
+        raise UsageError(
+            f"label {opts.label!r} holds runs of target version {prior.target.key} "
+            f"(newest {prior.run_id}); this target's version is {key}",
+            hint=f"a label pools repeats of one target version: record under another label, "
+            f"or pass --replace to start {opts.label!r} over",
+        )
+    if opts.fresh:
+        raise UsageError(
+            f"--fresh would start label {opts.label!r} over, dropping the repeats it holds",
+            hint="drop --fresh (a run under an existing label takes new repeats anyway), "
+            "or pass --replace to start the label over",
+        )
+    return prior
+
+
+def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:
+    """A case that takes its repeats after those its label already holds in the same sample set.
+
+    A case whose input changed has a new sample set, and starts from repeat 0 there.
+    """
+    if held is None or held.sample_dir != case.sample_dir:
+        return case
+    return case.model_copy(
+        update={"first_repeat": held.repeats, "repeats": held.repeats + case.repeats}
+    )
+
+
+def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
+    """Every sample of the cases, read only as a kind's check after a run asks for them."""
+    from noisefloor.banding import read_sample
+
+    for case in cases:
+        sample_dir = store.abs(case.sample_dir)
+        for repeat in range(case.repeats):
+            yield read_sample(store.sample_path(sample_dir, repeat))
