@@ -22,6 +22,7 @@ __all__ = [
     "VersionedTarget",
     "decode_stream",
     "exchange_hashes",
+    "output_sha",
 ]
 
 #: Bump when a field of RawSample changes meaning.
@@ -151,6 +152,11 @@ def exchange_hashes(messages: list[Any]) -> dict[str, str]:
         "prompt_sha": hashlib.sha256(_user_text(messages).encode("utf-8")).hexdigest(),
         "request_sha": hashlib.sha256(request).hexdigest(),
     }
+
+
+def output_sha(text: str) -> str:
+    """The `output_sha` of an output text, as envelopes and the ledger record it: its sha256."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class VersionedTarget:
