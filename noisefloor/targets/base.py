@@ -194,7 +194,8 @@ class Target(Protocol):
         ...
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
-        """Call the program once for this case and repeat."""
+        """Call the program once for this case and repeat (0-based), under `concurrency` calls at
+        once (recorded). The program's failures are the sample's outcome, never an exception."""
         ...
 
     async def aclose(self) -> None:

@@ -157,16 +157,7 @@ class CommandTarget(VersionedTarget):
         self._lock = threading.Lock()
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
-        """Run the program once in a worker thread.
-
-        Args:
-            case: The case whose input fills the template.
-            repeat: The 0-based repeat index.
-            concurrency: How many calls the harness allows at once (recorded).
-
-        Returns:
-            The sample; the program's failures are its outcome, never an exception.
-        """
+        """Run the program once in a worker thread (`Target.sample`); the case fills the template."""
         return await asyncio.to_thread(self.sample_blocking, case, repeat, concurrency)
 
     async def aclose(self) -> None:
