@@ -1,6 +1,6 @@
 """The built-in scorers and their params models, registered through the public `scorer` decorator.
 
-A scorer's source is part of its impl_hash: editing one re-scores every run that used it.
+One concern, kept whole: a scorer's source is part of its impl_hash, so built-ins move verbatim.
 """
 
 from __future__ import annotations
