@@ -5,8 +5,7 @@ The public API is `__all__`; names load on first use so that `import noisefloor`
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from noisefloor.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -43,13 +42,4 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'noisefloor' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -76,18 +76,8 @@ def missing_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Path]:
     """
     missing = []
     for case in cases:
-        base = os.path.join(store.abs(case.sample_dir), "r")
-        missing += [
-            Path(f"{base}{r}.json")
-            for r in range(case.repeats)
-            if not has_sample(f"{base}{r}.json")
-        ]
+        missing += [Path(f) for f in store.sample_files(case) if not has_sample(f)]
     return missing
-
-
-def _sample_paths(store: Store, case: CaseRecord) -> list[Path]:
-    sample_dir = store.abs(case.sample_dir)
-    return [store.sample_path(sample_dir, r) for r in range(case.repeats)]
 
 
 def _label_file(label: str) -> str:
@@ -98,7 +88,7 @@ def _label_file(label: str) -> str:
 
 
 def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> bool:
-    paths = _sample_paths(store, case)
+    paths = store.sample_paths(case)
     # the gate thresholds tune verdicts, not scores: they are neither in the file nor its name
     scorer = use.model_copy(update={"min_effect": None, "suspect_drop": None})
     store.write_bytes(Path(out), _dump(score_case(case.case_id, scorer, paths)))
@@ -107,7 +97,7 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
     scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
-    band = band_case(case.case_id, case.case_key, scores, _sample_paths(store, case))
+    band = band_case(case.case_id, case.case_key, scores, store.sample_paths(case))
     store.write_bytes(Path(out), _dump(band))
     return True
 

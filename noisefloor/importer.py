@@ -22,7 +22,7 @@ from noisefloor.indexing import index_run
 from noisefloor.operations.run import case_key, scorer_uses
 from noisefloor.records import BaselinePointer, CaseRecord, ImportedFrom, RunRecord, TargetRecord
 from noisefloor.sampling import Redactor
-from noisefloor.store import Store, short_hash
+from noisefloor.store import SAFE_NAME, Store, short_hash
 from noisefloor.suite import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 from noisefloor.targets.command_kind import KIND as COMMAND
@@ -48,7 +48,6 @@ _LAYOUT = (
     "baselines/<suite>.json"
 )
 _REPEAT_FILE = re.compile(r"^(0|[1-9][0-9]*)\.json$")
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 class _Public(BaseModel):
@@ -59,7 +58,7 @@ class _Public(BaseModel):
 class PublicCase(_Public):
     """One entry of `cases` in the public tool's run.json."""
 
-    case_id: str = Field(pattern=_NAME)
+    case_id: str = Field(pattern=SAFE_NAME)
     definition_hash: str
     outcome: Literal["ok", "degraded", "error"]
     """ok: every repeat ok; degraded: some; error: none."""
@@ -69,7 +68,7 @@ class PublicCase(_Public):
 class PublicRunFile(_Public):
     """The public tool's run.json."""
 
-    run_id: str = Field(pattern=_NAME)
+    run_id: str = Field(pattern=SAFE_NAME)
     suite_name: str
     suite_hash: str
     target_command: list[str] = Field(min_length=1)

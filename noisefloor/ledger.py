@@ -5,7 +5,6 @@ An index only: the JSON files under the store root stay the source of truth and 
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from noisefloor.records import (
 )
 from noisefloor.sqlite_db import Database, transaction
 from noisefloor.store import Store, has_sample
+from noisefloor.targets.base import output_sha
 from noisefloor.targets.kinds import kind_named
 
 __all__ = ["LEDGER_FILE", "Ledger", "SCHEMA_VERSION", "ScoreFiles", "ledger_path"]
@@ -67,10 +67,6 @@ def ledger_path(store_root: Path) -> Path:
 
 
 # -- rows from files -------------------------------------------------------------------------
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _text(stream: Any) -> str | None:
@@ -112,7 +108,7 @@ def _sample_row(rel: str, sample: dict[str, Any]) -> Row:
         "exit_code": sample.get("exit_code"),
         "latency_ms": round(float(wall_s) * 1000, 3) if wall_s is not None else None,
         # computed from the stored text, so that it always matches the output_text column
-        "output_sha": _sha256(output.encode("utf-8")),
+        "output_sha": output_sha(output),
         "output_text": output,
         "stderr_text": _text(sample.get("stderr")),
     }

@@ -70,8 +70,7 @@ def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list
     run = store.load_run(suite, run_id)
     pmins = []
     for case in run.cases:
-        sample_dir = store.abs(case.sample_dir)
-        paths = [store.sample_path(sample_dir, r) for r in range(case.repeats)]
+        paths = store.sample_paths(case)
         if case.scorers and not all(p.exists() for p in paths):
             return None
         for use in case.scorers:

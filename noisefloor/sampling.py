@@ -6,7 +6,6 @@ Each sample is written atomically the moment it arrives, so a killed run loses n
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
 import re
 import threading
@@ -51,12 +50,9 @@ def pending_samples(
     inputs = inputs or {}
     out = []
     for case in cases:
-        sample_dir = store.abs(case.sample_dir)
-        prefix = os.path.join(sample_dir, "r")  # strings: one stat per sample, thousands of them
-        for repeat in range(case.repeats):
-            if not has_sample(f"{prefix}{repeat}.json"):
-                path = store.sample_path(sample_dir, repeat)
-                out.append(Pending(case, repeat, path, inputs.get(case.case_id, case.input)))
+        for repeat, file in enumerate(store.sample_files(case)):
+            if not has_sample(file):
+                out.append(Pending(case, repeat, Path(file), inputs.get(case.case_id, case.input)))
     # Interleave cases (repeat 0 of every case first) so that an interrupted run has
     # evidence on every case, and so that bursts against one input are spread out.
     out.sort(key=lambda p: (p.repeat, p.case.case_id))

@@ -20,9 +20,10 @@ from pydantic import BaseModel, ValidationError
 
 from noisefloor.errors import StoreError
 from noisefloor.fingerprint import GIT_LABEL
-from noisefloor.records import BaselinePointer, RunRecord
+from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
 
 __all__ = [
+    "SAFE_NAME",
     "ReadOnlyStore",
     "Store",
     "dumps",
@@ -33,7 +34,11 @@ __all__ = [
 
 M = TypeVar("M", bound=BaseModel)
 
-_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: What may become a file name in the store (suite names, case ids, run ids, labels): a letter
+#: or digit, then letters, digits, '.', '_' and '-'. As a regular expression of the common subset
+#: of Python, Rust (pydantic's `pattern`) and ECMA-262 (JSON Schema).
+SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+_SAFE = re.compile(SAFE_NAME)
 
 _GITIGNORE_HEAD = """\
 # Written by noisefloor and rewritten whenever a baseline moves: what is not ignored here is
@@ -152,6 +157,18 @@ class Store:
     def sample_path(sample_dir: Path, repeat: int) -> Path:
         """The file of one repeat."""
         return sample_dir / f"r{repeat}.json"
+
+    def sample_files(self, case: CaseRecord) -> list[str]:
+        """The file of each repeat of one case of a run, in repeat order (`sample_path`'s names).
+
+        Plain strings: comparisons stat every sample of both runs, thousands of them.
+        """
+        prefix = os.path.join(self.abs(case.sample_dir), "r")
+        return [f"{prefix}{repeat}.json" for repeat in range(case.repeats)]
+
+    def sample_paths(self, case: CaseRecord) -> list[Path]:
+        """The file of each repeat of one case of a run, in repeat order."""
+        return [Path(file) for file in self.sample_files(case)]
 
     def derived_dir(self, kind: str, suite: str, *parts: str) -> Path:
         """A directory of derived, disposable files (scores, bands, verdicts, reports)."""

@@ -27,8 +27,9 @@ from pydantic import (
 
 from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
-from noisefloor.scorers import REGISTRY, Scorer, UnknownScorer
+from noisefloor.scorers import GATE_KEYS, REGISTRY, Scorer, UnknownScorer
 from noisefloor.settings import REPEATS
+from noisefloor.store import SAFE_NAME
 from noisefloor.targets.kinds import TargetSpec, kinds, spec_model
 from noisefloor.templating import placeholder_problems
 
@@ -50,12 +51,10 @@ __all__ = [
 #: the same in Python and in JSON Schema (ECMA-262): Python's `$` also matches before a final
 #: newline, which `(?!\n)` rules out. The schema carries it as `pattern`, so editors and the
 #: loader accept exactly the same names.
-SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\n)"
+SLUG_PATTERN = SAFE_NAME + r"(?!\n)"
 #: The longest such name, in characters.
 SLUG_MAX = 128
 _SLUG = re.compile(SLUG_PATTERN)
-#: Keys of a scorer entry that are gate settings, not scorer parameters.
-GATE_KEYS = ("min_effect", "suspect_drop")
 
 Loc = tuple[Any, ...]
 

@@ -21,9 +21,11 @@ __all__ = [
     "Verdict",
     "case_frame",
     "label_order",
+    "scorer_pairs",
     "side",
     "sort_cases",
     "suite_summary",
+    "unjudged",
     "worst",
 ]
 
@@ -53,6 +55,21 @@ def label_order(label: str) -> tuple[int, str]:
     """Scorer labels (`<index>:<type>`) in the order the suite lists them."""
     index, _, name = label.partition(":")
     return (int(index) if index.isdigit() else 1 << 30, name)
+
+
+def scorer_pairs(
+    base: CaseBand | None, cand: CaseBand | None
+) -> list[tuple[str, ScorerBand | None, ScorerBand | None]]:
+    """Every scorer label of either side in suite order, with its band on each side (None: absent)."""
+    base_scorers = {s.label: s for s in base.scorers} if base else {}
+    cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
+    labels = sorted(set(base_scorers) | set(cand_scorers), key=label_order)
+    return [(label, base_scorers.get(label), cand_scorers.get(label)) for label in labels]
+
+
+def unjudged(frame: dict[str, Any] | None) -> str:
+    """Why a scorer is not judged: the case-level frame decided, or it is on one side only."""
+    return "only on one side" if frame is None else "see the case verdict"
 
 
 def worst(verdicts: Sequence[Verdict]) -> Verdict:

@@ -27,9 +27,7 @@ def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str
     ]
     for case in cases:
         out.append(f"\n== {case.case_id}  input: {case.input!r}")
-        sample_dir = store.abs(case.sample_dir)
-        for repeat in range(case.repeats):
-            path = store.sample_path(sample_dir, repeat)
+        for repeat, path in enumerate(store.sample_paths(case)):
             if not path.exists():
                 out.append(f"-- repeat {repeat}: (no sample: the run was interrupted before it)")
                 continue

@@ -17,7 +17,7 @@ from noisefloor.report.model import (
     Side,
 )
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
+from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["BandRule", "compare_scorer"]
 
@@ -85,15 +85,11 @@ class BandRule:
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
     ) -> ComparedCase:
         """Judge one case on its own (the band rule has no correction across cases)."""
-        base_scorers = {s.label: s for s in base.scorers} if base else {}
-        cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         frame = case_frame(base, cand)
         scorers = []
-        for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
-            b, c = base_scorers.get(key), cand_scorers.get(key)
+        for key, b, c in scorer_pairs(base, cand):
             if frame is not None or b is None or c is None:
-                verdict = Verdict.UNMEASURED
-                reason = "only on one side" if frame is None else "see the case verdict"
+                verdict, reason = Verdict.UNMEASURED, unjudged(frame)
             else:
                 me = settings.scorer(key).value_min_effect
                 verdict, reason = compare_scorer(b, c, settings.min_rate_drop, me)
@@ -110,12 +106,7 @@ class BandRule:
         if frame is None:
             assert base is not None and cand is not None
             frame = _valid_rate_clause(base, cand, settings.min_rate_drop) or _from_scorers(scorers)
-        return ComparedCase(
-            case_id=case_id,
-            verdict=Verdict(frame["verdict"]),
-            reason=frame["reason"],
-            scorers=scorers,
-        )
+        return ComparedCase(case_id=case_id, scorers=scorers, **frame)
 
     def decide(
         self, cases: list[ComparedCase], settings: RuleSettings

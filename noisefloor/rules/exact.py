@@ -26,7 +26,7 @@ from noisefloor.report.model import (
     ValuesEvidence,
 )
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
+from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["ExactRule"]
 
@@ -140,8 +140,6 @@ class ExactRule:
         self, case_id: str, base: CaseBand | None, cand: CaseBand | None, settings: RuleSettings
     ) -> ComparedCase:
         """Per-case statistics; the verdicts wait for `decide`, which knows every case."""
-        base_scorers = {s.label: s for s in base.scorers} if base else {}
-        cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         frame = case_frame(base, cand)
         tests: list[PendingTest] = []
         scorers = []
@@ -157,8 +155,7 @@ class ExactRule:
                         pmin=stats.fisher_regress_min(*args),
                     )
                 )
-        for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
-            b, c = base_scorers.get(key), cand_scorers.get(key)
+        for key, b, c in scorer_pairs(base, cand):
             entry = ComparedScorer(
                 key=key,
                 baseline=Side.model_validate(side(b)),
@@ -167,7 +164,7 @@ class ExactRule:
             )
             if frame is not None or b is None or c is None:
                 entry.verdict = Verdict.UNMEASURED
-                entry.reason = "only on one side" if frame is None else "see the case verdict"
+                entry.reason = unjudged(frame)
             elif not (b.reliable and c.reliable):
                 entry.verdict = Verdict.UNMEASURED
                 entry.reason = (
@@ -192,10 +189,7 @@ class ExactRule:
                     tests.extend(welch_tests)
                     entry.evidence.values = evidence
             scorers.append(entry)
-        case = ComparedCase(case_id=case_id, scorers=scorers, tests=tests)
-        if frame is not None:
-            case.verdict = Verdict(frame["verdict"])
-            case.reason = frame["reason"]
+        case = ComparedCase(case_id=case_id, scorers=scorers, tests=tests, **(frame or {}))
         if base is not None and cand is not None:
             case.valid = ValidCounts(
                 baseline=(base.ok, base.valid), candidate=(cand.ok, cand.valid)

@@ -16,7 +16,7 @@ from noisefloor.report.model import (
     Side,
 )
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.verdict import Verdict, case_frame, label_order, side, worst
+from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["WilsonRule", "decide_scorer"]
 
@@ -65,17 +65,11 @@ class WilsonRule:
         frame = None
         if base is None or cand is None or base.ok == cand.ok == 0:
             frame = case_frame(base, cand)
-        base_scorers = {s.label: s for s in base.scorers} if base else {}
-        cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
         scorers: list[ComparedScorer] = []
-        for key in sorted(set(base_scorers) | set(cand_scorers), key=label_order):
-            b, c = base_scorers.get(key), cand_scorers.get(key)
+        for key, b, c in scorer_pairs(base, cand):
             min_effect = settings.scorer(key).min_effect
             if frame is not None or b is None or c is None:
-                verdict, reason = (
-                    Verdict.UNMEASURED,
-                    "see the case verdict" if frame else "only on one side",
-                )
+                verdict, reason = Verdict.UNMEASURED, unjudged(frame)
             else:
                 verdict, reason = decide_scorer(b, c, settings.min_valid, min_effect)
             entry_b, entry_c = Side.model_validate(side(b)), Side.model_validate(side(c))
@@ -96,12 +90,7 @@ class WilsonRule:
             verdict = worst([s.verdict for s in scorers if s.verdict is not None])
             first = next(s for s in scorers if s.verdict is verdict)
             frame = {"verdict": verdict, "reason": f"{first.key}: {first.reason}"}
-        return ComparedCase(
-            case_id=case_id,
-            verdict=Verdict(frame["verdict"]),
-            reason=frame["reason"],
-            scorers=scorers,
-        )
+        return ComparedCase(case_id=case_id, scorers=scorers, **frame)
 
     def decide(
         self, cases: list[ComparedCase], settings: RuleSettings

@@ -5,8 +5,7 @@ Names load on first use, so that reading samples never imports subprocess or HTT
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from noisefloor.lazy import lazy_exports
 
 _EXPORTS = {
     "CaseInput": "noisefloor.targets.base",
@@ -27,13 +26,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'noisefloor.targets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

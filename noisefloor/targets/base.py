@@ -22,6 +22,7 @@ __all__ = [
     "VersionedTarget",
     "decode_stream",
     "exchange_hashes",
+    "output_sha",
 ]
 
 #: Bump when a field of RawSample changes meaning.
@@ -153,6 +154,11 @@ def exchange_hashes(messages: list[Any]) -> dict[str, str]:
     }
 
 
+def output_sha(text: str) -> str:
+    """The `output_sha` of an output text, as envelopes and the ledger record it: its sha256."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class VersionedTarget:
     """What every target is given by whoever builds it: its version and its comparable spec."""
 
@@ -188,7 +194,8 @@ class Target(Protocol):
         ...
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
-        """Call the program once for this case and repeat."""
+        """Call the program once for this case and repeat (0-based), under `concurrency` calls at
+        once (recorded). The program's failures are the sample's outcome, never an exception."""
         ...
 
     async def aclose(self) -> None:

@@ -13,13 +13,13 @@ import signal
 import subprocess
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import orjson
 
 from noisefloor.errors import TargetConfigError
+from noisefloor.store import utc_now as utc_now_iso
 from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.templating import check_template, render_argv
 
@@ -31,15 +31,6 @@ EXIT_GRACE_S = 0.2
 _POLL_S = 0.01
 _READ_SIZE = 1 << 16
 _EXITED = "exited"
-
-
-def utc_now_iso() -> str:
-    """The current UTC time as ISO-8601 with a `Z` suffix, to the microsecond.
-
-    Returns:
-        E.g. `2024-05-01T12:00:00.123456Z`.
-    """
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def describe_status(exit_code: int) -> str:
@@ -166,16 +157,7 @@ class CommandTarget(VersionedTarget):
         self._lock = threading.Lock()
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
-        """Run the program once in a worker thread.
-
-        Args:
-            case: The case whose input fills the template.
-            repeat: The 0-based repeat index.
-            concurrency: How many calls the harness allows at once (recorded).
-
-        Returns:
-            The sample; the program's failures are its outcome, never an exception.
-        """
+        """Run the program once in a worker thread (`Target.sample`); the case fills the template."""
         return await asyncio.to_thread(self.sample_blocking, case, repeat, concurrency)
 
     async def aclose(self) -> None:

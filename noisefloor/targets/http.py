@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import hashlib
 import random
 import ssl
 import time
@@ -29,6 +28,7 @@ from noisefloor.targets.base import (
     VersionedTarget,
     decode_stream,
     exchange_hashes,
+    output_sha,
 )
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
@@ -191,10 +191,6 @@ def _header(response: httpcore.Response, name: bytes) -> str | None:
         if key.lower() == name:
             return value.decode("latin-1")
     return None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _scrub(obj: Any, secret: str) -> Any:
@@ -626,7 +622,7 @@ class HttpTarget(VersionedTarget):
             error = _scrub(error, self._api_key)
             output = _scrub(output, self._api_key)
         if attempt.kind is _Kind.DONE:
-            envelope["output_sha"] = _sha256(output.encode("utf-8"))
+            envelope["output_sha"] = output_sha(output)
         return RawSample(
             kind=self.kind,
             case_id=case.case_id,

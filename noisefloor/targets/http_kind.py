@@ -7,7 +7,6 @@ The client itself is `targets/http.py`, imported only when a target is built.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from pydantic import BaseModel, Field
 from noisefloor.errors import TargetConfigError, UsageError
 from noisefloor.records import RunRecord, TargetRecord
 from noisefloor.store import short_hash
-from noisefloor.targets.base import exchange_hashes
+from noisefloor.targets.base import exchange_hashes, output_sha
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
 
 if TYPE_CHECKING:
@@ -115,10 +114,6 @@ class EndpointFlags:
 def _fields(spec: BaseModel) -> HttpSpec:
     assert isinstance(spec, HttpFields) and spec.http is not None
     return spec.http
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class HttpKind(TargetKind):
@@ -214,7 +209,7 @@ class HttpKind(TargetKind):
         if not isinstance(envelope, dict):
             return
         if envelope.get("output_sha") is not None:
-            envelope["output_sha"] = _sha256(sample["output"]["text"].encode("utf-8"))
+            envelope["output_sha"] = output_sha(sample["output"]["text"])
         messages = (envelope.get("request") or {}).get("messages")
         if envelope.get("prompt_sha") is not None and isinstance(messages, list):
             envelope.update(exchange_hashes(messages))

@@ -483,3 +483,9 @@ def test_connections_of_a_loop_are_closed_when_it_ends_without_aclose(server: Ll
         gc.collect()
     assert first.outcome is Outcome.OK and second.outcome is Outcome.OK
     assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_output_sha_is_the_sha256_of_the_utf8_text() -> None:
+    from noisefloor.targets.base import output_sha
+
+    assert output_sha("café") == hashlib.sha256("café".encode()).hexdigest()

@@ -854,3 +854,39 @@ def test_exact_splits_alpha_between_the_families_that_can_fail() -> None:
     mixed = _family_alphas([binary, values], 0.05)
     assert mixed["regress"] == mixed["worse"] == 0.025
     assert mixed["improve"] == mixed["better"] == 0.05
+
+
+def test_scorer_pairs_walk_both_sides_in_suite_order() -> None:
+    from noisefloor.verdict import scorer_pairs, unjudged
+
+    first, second = scorer_band(3, 5, label="0:contains"), scorer_band(2, 5, label="1:regex")
+    late = scorer_band(1, 5, label="10:latency")
+    base, cand = case_band(late, first), case_band(second, first)
+    assert scorer_pairs(base, cand) == [
+        ("0:contains", first, first),
+        ("1:regex", None, second),
+        ("10:latency", late, None),
+    ]
+    assert [label for label, _, _ in scorer_pairs(None, cand)] == ["0:contains", "1:regex"]
+    assert unjudged(None) == "only on one side"
+    assert unjudged(case_frame(None, cand)) == "see the case verdict"
+
+
+@pytest.mark.parametrize("rule", list(RuleName))
+def test_every_rule_pairs_scorers_through_the_shared_walk(
+    rule: RuleName, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    module = importlib.import_module(f"noisefloor.rules.{rule.value}")
+    seen: list[str] = []
+    real = module.scorer_pairs
+
+    def spy(base: CaseBand | None, cand: CaseBand | None) -> Any:
+        seen.append(rule.value)
+        return real(base, cand)
+
+    monkeypatch.setattr(module, "scorer_pairs", spy)
+    band = case_band(scorer_band(3, 5))
+    get_rule(rule).compare("c", band, band, RuleSettings(rule=rule))
+    assert seen == [rule.value]

@@ -841,3 +841,18 @@ def test_json_schema_validates_suite_entries(entry: Any, valid: bool) -> None:
     validator = jsonschema.Draft202012Validator(REGISTRY.json_schema())
     validator.check_schema(validator.schema)
     assert validator.is_valid(entry) is valid
+
+
+def test_builtins_live_apart_from_the_registry() -> None:
+    modules = {REGISTRY.get(name).fn.__module__ for name in REGISTRY.names()}
+    assert modules == {"noisefloor.builtin_scorers"}
+
+
+@pytest.mark.parametrize("first", ["noisefloor.scorers", "noisefloor.builtin_scorers"])
+def test_either_module_imported_first_registers_every_builtin(first: str) -> None:
+    import subprocess
+    import sys
+
+    code = f"import {first}\nfrom noisefloor.scorers import REGISTRY\nprint(len(REGISTRY.names()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(len(REGISTRY.names()))

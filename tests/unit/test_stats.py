@@ -33,6 +33,7 @@ from noisefloor.stats import (
     min_detectable_drop,
     newcombe,
     paired_mean_ci,
+    power,
     repeats_needed,
     significant,
     t_power,
@@ -545,8 +546,8 @@ def test_repeats_needed_with_stored_baseline() -> None:
 
 
 def test_repeats_needed_is_fast() -> None:
-    stats._regress_boundary.cache_clear()
-    stats._binom_pmf.cache_clear()
+    power._regress_boundary.cache_clear()
+    power._binom_pmf.cache_clear()
     start = time.perf_counter()
     assert repeats_needed(0.9, 0.7, 0.001) == 128
     assert time.perf_counter() - start < 2.0

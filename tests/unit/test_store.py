@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from noisefloor.errors import ExitCode, StoreError
-from noisefloor.records import BaselinePointer, RunRecord, TargetRecord
-from noisefloor.store import ReadOnlyStore, Store, dumps, has_sample
+from noisefloor.records import BaselinePointer, CaseRecord, RunRecord, TargetRecord
+from noisefloor.store import SAFE_NAME, ReadOnlyStore, Store, dumps, has_sample
 
 
 def run_record(suite: str, run_id: str, label: str | None = None) -> RunRecord:
@@ -631,3 +631,54 @@ class StoreAgreement(RuleBasedStateMachine):
 
 TestStoreAgreement = StoreAgreement.TestCase
 TestStoreAgreement.settings = settings(max_examples=40, stateful_step_count=12, deadline=None)
+
+
+def test_a_case_names_one_sample_file_per_repeat() -> None:
+    store = Store("/nowhere")
+    sample_dir = store.sample_dir("s", "c", "t", "k", 0)
+    case = CaseRecord(
+        case_id="c",
+        case_key="k",
+        input="q",
+        repeats=3,
+        sample_dir=store.rel(sample_dir),
+        scorers=[],
+    )
+    expected = [store.sample_path(sample_dir, repeat) for repeat in range(3)]
+    assert store.sample_paths(case) == expected
+    assert store.sample_files(case) == [str(p) for p in expected]
+
+
+@pytest.mark.parametrize(
+    ("name", "safe"),
+    [
+        ("a", True),
+        ("A.b_c-9", True),
+        ("9", True),
+        (".a", False),
+        ("-a", False),
+        ("a/b", False),
+        ("a\n", False),
+        ("", False),
+        ("a b", False),
+        ("é", False),
+    ],
+)
+def test_store_suite_and_importer_agree_on_safe_names(name: str, safe: bool) -> None:
+    from pydantic import TypeAdapter, ValidationError
+
+    from noisefloor.importer import PublicCase
+    from noisefloor.suite import Slug
+
+    def accepts(check: Any) -> bool:
+        try:
+            check()
+        except (StoreError, ValueError, ValidationError):
+            return False
+        return True
+
+    store = Store("/nowhere")
+    field = PublicCase.model_fields["case_id"]
+    assert any(getattr(m, "pattern", None) == SAFE_NAME for m in field.metadata)
+    assert accepts(lambda: store.run_path(name, "r")) is safe
+    assert accepts(lambda: TypeAdapter(Slug).validate_python(name)) is safe

@@ -1,0 +1,50 @@
+"""Exact statistics behind the gate: Fisher, Tarone, Holm, Wilson, Newcombe, Welch and power.
+
+Binary statistics are pure Python and exact; scipy is imported lazily, only by the continuous ones.
+"""
+
+from __future__ import annotations
+
+from noisefloor.stats.binary import (
+    fisher_improve,
+    fisher_improve_min,
+    fisher_regress,
+    fisher_regress_min,
+    newcombe,
+    wilson,
+)
+from noisefloor.stats.continuous import WelchResult, paired_mean_ci, welch
+from noisefloor.stats.multiplicity import holm, holm_thresholds, tarone, tarone_threshold
+from noisefloor.stats.power import (
+    fisher_power,
+    min_detectable_drop,
+    repeats_needed,
+    t_power,
+    t_repeats_needed,
+)
+from noisefloor.stats.tolerance import P_RTOL, TOL, close, significant
+
+__all__ = [
+    "P_RTOL",
+    "TOL",
+    "WelchResult",
+    "close",
+    "fisher_improve",
+    "fisher_improve_min",
+    "fisher_power",
+    "fisher_regress",
+    "fisher_regress_min",
+    "holm",
+    "holm_thresholds",
+    "min_detectable_drop",
+    "newcombe",
+    "paired_mean_ci",
+    "repeats_needed",
+    "significant",
+    "t_power",
+    "t_repeats_needed",
+    "tarone",
+    "tarone_threshold",
+    "welch",
+    "wilson",
+]
