@@ -194,9 +194,7 @@ def band_tasks(
         sset = sset_id(case)
         sample_tasks = []
         if sample_action is not None:
-            prefix = os.path.join(store.abs(case.sample_dir), "r")
-            for repeat in range(case.repeats):
-                path = f"{prefix}{repeat}.json"
+            for repeat, path in enumerate(store.sample_files(case)):
                 sample_tasks.append(f"sample:{suite}:{case.case_id}@{sset}:r{repeat}")
                 # a bool, not a callable: doit inspects a callable's signature once per task,
                 # and tasks are loaded right before their status is checked

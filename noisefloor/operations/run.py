@@ -247,6 +247,5 @@ def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
     from noisefloor.banding import read_sample
 
     for case in cases:
-        sample_dir = store.abs(case.sample_dir)
-        for repeat in range(case.repeats):
-            yield read_sample(store.sample_path(sample_dir, repeat))
+        for path in store.sample_paths(case):
+            yield read_sample(path)
