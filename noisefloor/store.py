@@ -1,6 +1,6 @@
-"""The on-disk layout under the store root: paths as cache keys, atomic writes, locks, pointers.
+"""The on-disk layout under the store root: paths as cache keys, records, pointers, locks.
 
-Nothing is ever written outside the root, and no OSError is swallowed: samples cost money.
+Writes go through store_files, atomic and fenced in the root; no OSError is swallowed.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
 
 from noisefloor.errors import StoreError
 from noisefloor.fingerprint import GIT_LABEL
+from noisefloor.names import SAFE_NAME
 from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
+from noisefloor.store_files import RootedFiles, dumps
 
 __all__ = [
     "SAFE_NAME",
@@ -32,12 +33,6 @@ __all__ = [
     "utc_now",
 ]
 
-M = TypeVar("M", bound=BaseModel)
-
-#: What may become a file name in the store (suite names, case ids, run ids, labels): a letter
-#: or digit, then letters, digits, '.', '_' and '-'. As a regular expression of the common subset
-#: of Python, Rust (pydantic's `pattern`) and ECMA-262 (JSON Schema).
-SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 _SAFE = re.compile(SAFE_NAME)
 
 _GITIGNORE_HEAD = """\
@@ -64,13 +59,6 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def dumps(obj: Any) -> bytes:
-    """Canonical JSON bytes: sorted keys, indented, newline-terminated (stable for md5 checks)."""
-    if isinstance(obj, BaseModel):
-        obj = obj.model_dump(mode="json")
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
-
-
 def short_hash(obj: Any, length: int = 16) -> str:
     """A hex digest of the canonical compact JSON of `obj`."""
     raw = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
@@ -93,53 +81,13 @@ def _check_name(name: str, what: str) -> str:
     return name
 
 
-class Store:
+class Store(RootedFiles):
     """The store root and everything under it.
 
     The path of a sample file is its cache key: target version, case input, epoch and repeat.
     """
 
     read_only = False
-
-    def __init__(self, root: Path | str) -> None:
-        # normalised, so that the fence below can compare strings
-        self.root = Path(os.path.abspath(root))
-        self._root_prefix = os.path.join(str(self.root), "")
-        self._ready_dirs: set[str] = set()
-
-    # -- paths -------------------------------------------------------------------------------
-    def _is_inside(self, real: str) -> bool:
-        root = os.path.realpath(self.root)
-        return real == root or real.startswith(os.path.join(root, ""))
-
-    def _ready_dir(self, directory: str) -> None:
-        """Make `directory` exist, refusing one that is (or leads) outside the root.
-
-        A lexical check, then one mkdir per new directory: a directory this store creates is
-        real and inside its verified parent. Only one found already there is resolved, since a
-        symlink inside the root may point anywhere. Each is checked once per store object (a
-        run writes thousands of files into a few hundred directories).
-        """
-        if directory in self._ready_dirs:
-            return
-        if directory != str(self.root):
-            if not directory.startswith(self._root_prefix):
-                raise StoreError(
-                    f"refusing to touch {directory}: it is outside the store root {self.root}"
-                )
-            self._ready_dir(os.path.dirname(directory))
-            try:
-                os.mkdir(directory)
-            except FileExistsError:
-                if os.path.islink(directory) and not self._is_inside(os.path.realpath(directory)):
-                    raise StoreError(
-                        f"refusing to touch {directory}: it leads outside the store root "
-                        f"{self.root}"
-                    ) from None
-        else:
-            # the root itself may be a symlink: where it points is the user's choice
-            os.makedirs(directory, exist_ok=True)
-        self._ready_dirs.add(directory)
 
     def sample_dir(
         self, suite: str, case_id: str, target_key: str, case_key: str, epoch: int
@@ -212,24 +160,6 @@ class Store:
         """doit's dependency database: disposable, losing it costs re-scoring only."""
         return self.root / "doit.sqlite"
 
-    def rel(self, path: Path) -> str:
-        """A path relative to the root, with forward slashes, for records."""
-        return path.relative_to(self.root).as_posix()
-
-    def abs(self, rel: str) -> Path:
-        """The absolute path of a record-relative path, refusing anything that escapes the root.
-
-        A lexical check (no `..`, not absolute): records name thousands of paths, and resolving
-        each costs syscalls per component. Writes still resolve, symlinks included.
-        """
-        parts = Path(rel).parts
-        if not parts or Path(rel).is_absolute() or ".." in parts:
-            raise StoreError(
-                f"refusing record path {rel!r}: it is outside the store root {self.root}"
-            )
-        return self.root / rel
-
-    # -- writing -----------------------------------------------------------------------------
     def ensure(self) -> None:
         """Create the root and its .gitignore on first use."""
         self.root.mkdir(parents=True, exist_ok=True)
@@ -251,82 +181,10 @@ class Store:
                     lines.append(f"!/manifests/{tracked}.json\n")
         self.write_bytes(self.root / ".gitignore", "".join(lines).encode())
 
-    def write_bytes(self, path: Path, data: bytes) -> None:
-        """Write atomically: a temporary file in the same directory, then rename.
-
-        A reader sees the old file or the whole new one, and a killed process (SIGKILL
-        included) leaves no partial file. There is no fsync: it cost ~2 ms per file here, more
-        than launching a small command, and it only guards against the machine itself going
-        down. A sample the kernel had not flushed then reads back empty, which counts as
-        missing (`has_sample`), so it is taken again.
-        """
-        if ".." in path.parts:
-            raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
-        target = str(path)
-        directory, name = os.path.split(target)
-        self._ready_dir(directory)
-        tmp = os.path.join(directory, f".{name}.{os.getpid()}.{id(data):x}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileNotFoundError:
-            # removed since this store made it (a cache cleaned up meanwhile): make it again,
-            # with whichever of its parents went too
-            self._ready_dirs.clear()
-            self._ready_dir(directory)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-
-    def write_json(self, path: Path, obj: Any) -> None:
-        """Write canonical JSON atomically."""
-        self.write_bytes(path, dumps(obj))
-
     def write_sample(self, path: Path, obj: Any) -> None:
         """Write one sample file (the only writes that stand for target calls)."""
         self.write_json(path, obj)
 
-    # -- reading -----------------------------------------------------------------------------
-    def read_json(self, path: Path) -> Any:
-        """Parse one JSON file, turning corruption into a StoreError that names the file."""
-        try:
-            return orjson.loads(path.read_bytes())
-        except FileNotFoundError:
-            raise StoreError(f"missing file {self._show(path)}") from None
-        except orjson.JSONDecodeError as exc:
-            raise StoreError(
-                f"corrupt file {self._show(path)}: {exc}",
-                hint="delete it; samples are re-taken and derived files rebuilt on the next run",
-            ) from None
-
-    def read_model(self, path: Path, model: type[M]) -> M:
-        """Read and validate one record."""
-        data = self.read_json(path)
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise StoreError(
-                f"corrupt or foreign record {self._show(path)}: {where}: {first['msg']}"
-            ) from None
-
-    def _show(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(Path.cwd()))
-        except ValueError:
-            return str(path)
-
-    # -- runs, pointers, epochs --------------------------------------------------------------
     def save_run(self, run: RunRecord) -> None:
         """Write a completed run record."""
         self.write_json(self.run_path(run.suite, run.run_id), run)

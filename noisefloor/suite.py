@@ -1,11 +1,10 @@
-"""Suite files: the pydantic models, loading YAML and JSONL cases, and errors with file:line.
+"""Suite files: the pydantic models, and validating a suite with its cases and scorers.
 
-Every problem in a file is reported at once, in plain words, as `file:line: where: what`.
+Every problem is collected and reported at once; suite_source reads the files and words them.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import typing
@@ -13,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import orjson
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -27,9 +24,17 @@ from pydantic import (
 
 from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
+from noisefloor.names import SAFE_NAME
 from noisefloor.scorers import GATE_KEYS, REGISTRY, Scorer, UnknownScorer
 from noisefloor.settings import REPEATS
-from noisefloor.store import SAFE_NAME
+from noisefloor.suite_source import (
+    Loc,
+    jsonl_cases,
+    plain_error,
+    read_yaml,
+    render_problems,
+    where,
+)
 from noisefloor.targets.kinds import TargetSpec, kinds, spec_model
 from noisefloor.templating import placeholder_problems
 
@@ -55,8 +60,6 @@ SLUG_PATTERN = SAFE_NAME + r"(?!\n)"
 #: The longest such name, in characters.
 SLUG_MAX = 128
 _SLUG = re.compile(SLUG_PATTERN)
-
-Loc = tuple[Any, ...]
 
 
 def _slug(value: str) -> str:
@@ -161,39 +164,6 @@ class Suite:
         return self.path.parent
 
 
-# -- error formatting ------------------------------------------------------------------------
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _plain(err: dict[str, Any], model_fields: dict[str, list[str]]) -> tuple[tuple[Any, ...], str]:
-    """Turn one pydantic error into plain words, dropping union-branch noise from the path."""
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in ("str",))))
-    kind = err["type"]
-    msg = str(err["msg"])
-    if kind == "extra_forbidden":
-        key = loc[-1] if loc else "?"
-        parent = _where(loc[:-1])
-        known = model_fields.get(parent.split("[")[0].split(".")[-1] if parent else "", [])
-        close = difflib.get_close_matches(str(key), known, n=1)
-        msg = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-        return loc, msg
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return loc, f"expected a mapping (key: value lines), got {type(err.get('input')).__name__}"
-    if kind == "missing":
-        return loc, f"missing required key {loc[-1]!r}" if loc else "missing required key"
-    msg = msg.removeprefix("Value error, ")
-    return loc, msg[0].lower() + msg[1:] if msg else msg
-
-
 def _suite_model() -> type[SuiteFile]:
     """SuiteFile with the `target` of every registered target kind."""
     spec = spec_model()
@@ -237,126 +207,6 @@ def _fields() -> dict[str, list[str]]:
     return out
 
 
-class _LineMap:
-    """Line numbers of YAML nodes by their path, computed only when there is an error."""
-
-    def __init__(self, text: str) -> None:
-        self.lines: dict[tuple[Any, ...], int] = {}
-        try:
-            node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except yaml.YAMLError:
-            node = None
-        if node is not None:
-            self._walk(node, ())
-
-    def _walk(self, node: yaml.Node, path: tuple[Any, ...]) -> None:
-        self.lines[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                sub = (*path, key.value)
-                self._walk(value, sub)
-                self.lines[sub] = key.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self._walk(item, (*path, i))
-
-    def line(self, loc: tuple[Any, ...]) -> int | None:
-        for end in range(len(loc), -1, -1):
-            if loc[:end] in self.lines:
-                return self.lines[loc[:end]]
-        return None
-
-
-# -- loading ---------------------------------------------------------------------------------
-
-
-def _read_yaml(path: Path) -> tuple[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SuiteError(f"no suite file at {path}", hint="check the path you passed") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"cannot read {path}: {exc}") from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        # the line that opened an unclosed construct is where the fix goes; the parser only
-        # gives up further down
-        opened = getattr(exc, "context_mark", None)
-        gave_up = getattr(exc, "problem_mark", None)
-        mark = opened or gave_up
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        context = getattr(exc, "context", None)
-        detail = f"{context}: {problem}" if context else problem
-        if opened and gave_up and gave_up.line != opened.line:
-            detail += f" (noticed at line {gave_up.line + 1})"
-        raise SuiteError(f"invalid YAML: {detail}", where=where) from None
-    if not isinstance(data, dict):
-        raise SuiteError(
-            "expected a mapping with `name`, `target` and `cases` at the top level",
-            where=f"{path}:1",
-        )
-    return text, data
-
-
-def _jsonl_cases(path: Path, shown: str) -> tuple[list[tuple[int, Any, set[Loc]]], list[str]]:
-    """Read a JSONL cases file; quarantine-lane lines become ordinary cases.
-
-    Returns each line's number, object and the paths (as validated) of values whose `${...}`
-    could not be filled in; and the problems, each a message with file:line.
-    """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SuiteError(f"cannot read cases file {shown}: {exc.strerror}") from None
-    cases: list[tuple[int, Any, set[Loc]]] = []
-    problems: list[str] = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith(b"#"):
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            problems.append(f"{shown}:{number}: not a JSON object: {exc}")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"{shown}:{number}: expected a JSON object per line")
-            continue
-        obj, env_problems = expand_value(obj, os.environ, lambda loc: loc == ("id",))
-        problems.extend(f"{shown}:{number}: {_where(loc)}: {msg}" for loc, msg in env_problems)
-        failed = {loc for loc, _ in env_problems}
-        if "prompt" in obj or "grader" in obj:
-            obj = _from_quarantine_lane(obj)
-            failed = {_lane_loc(loc) for loc in failed}
-        cases.append((number, obj, failed))
-    return cases, problems
-
-
-def _from_quarantine_lane(obj: dict[str, Any]) -> dict[str, Any]:
-    """`{id, prompt, grader, expect}` -> `{id, input, scorers: [{type: grader, **expect}]}`."""
-    out = {k: v for k, v in obj.items() if k not in ("prompt", "grader", "expect")}
-    if "prompt" in obj:
-        out["input"] = obj["prompt"]
-    if "grader" in obj:
-        expect = obj.get("expect") or {}
-        entry = {"type": obj["grader"], **expect} if isinstance(expect, dict) else obj["grader"]
-        out.setdefault("scorers", [entry])
-    return out
-
-
-def _lane_loc(loc: Loc) -> Loc:
-    """Where a value of a quarantine-lane line ends up once the line is an ordinary case."""
-    head, rest = loc[0], loc[1:]
-    if head == "prompt":
-        return ("input", *rest)
-    if head == "grader":
-        return ("scorers", 0, "type")
-    if head == "expect":
-        return ("scorers", 0, *rest)
-    return loc
-
-
 def _under(loc: Loc, failed: set[Loc]) -> bool:
     """Whether `loc` lies in a value whose `${...}` failed: its problem is already reported."""
     return any(loc[: len(bad)] == bad for bad in failed)
@@ -396,7 +246,7 @@ def _build_scorers(
             continue
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
-                loc, msg = _plain(dict(err), {"": []})
+                loc, msg = plain_error(dict(err), {"": []})
                 problems.append(((index, *loc), f"scorer {name!r}: {msg}"))
             continue
         bindings.append(
@@ -431,7 +281,7 @@ def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
         UsageError: Endpoint flags given for a command target.
     """
     path = Path(path)
-    text, data = _read_yaml(path)
+    text, data = read_yaml(path)
     given = flags.given() if flags else {}
     # a value a flag replaces is not filled in: its variable need not be set
     data, env_problems = expand_value(data, os.environ, lambda loc: _literal(loc) or loc in given)
@@ -481,13 +331,13 @@ def _validate(
     problems: list[tuple[str, tuple[Any, ...], str]] = []  # (file, loc, message)
     problems.extend((shown, loc, msg) for loc, msg in env_problems)
 
-    jsonl_cases: list[tuple[int, Any, set[Loc]]] = []
+    from_jsonl: list[tuple[int, Any, set[Loc]]] = []
     cases_file = data.get("cases_file")
     cases_shown = ""
     if isinstance(cases_file, str) and ("cases_file",) not in failed:
         cases_path = path.parent / cases_file
         cases_shown = str(cases_path)
-        jsonl_cases, jsonl_problems = _jsonl_cases(cases_path, cases_shown)
+        from_jsonl, jsonl_problems = jsonl_cases(cases_path, cases_shown)
         problems.extend(("", (), p) for p in jsonl_problems)
 
     try:
@@ -495,7 +345,7 @@ def _validate(
     except ValidationError as exc:
         spec = None
         for err in exc.errors(include_url=False):
-            loc, msg = _plain(dict(err), _fields())
+            loc, msg = plain_error(dict(err), _fields())
             if len(loc) > 1 and loc[0] == "cases":
                 continue  # each case is validated on its own below, with its line
             if not _under(loc, failed):
@@ -508,7 +358,7 @@ def _validate(
         raw_cases.extend(
             (shown, ("cases", i), None, c, failed) for i, c in enumerate(data["cases"])
         )
-    raw_cases.extend((cases_shown, (), line, c, bad) for line, c, bad in jsonl_cases)
+    raw_cases.extend((cases_shown, (), line, c, bad) for line, c, bad in from_jsonl)
     if not raw_cases:
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
@@ -524,7 +374,7 @@ def _validate(
             case_spec = CaseSpec.model_validate(raw)
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
-                loc, msg = _plain(dict(err), _fields() | {"": list(CaseSpec.model_fields)})
+                loc, msg = plain_error(dict(err), _fields() | {"": list(CaseSpec.model_fields)})
                 if not _under((*base_loc, *loc), bad):
                     problems.append((f"{file}:{line}" if line else file, (*base_loc, *loc), msg))
             continue
@@ -538,7 +388,7 @@ def _validate(
                 )
             )
             continue
-        seen[case_spec.id] = place if line else _where((*base_loc,))
+        seen[case_spec.id] = place if line else where((*base_loc,))
         entries = case_spec.scorers or defaults.scorers
         if not entries:
             problems.append(
@@ -567,21 +417,7 @@ def _validate(
         )
 
     if problems:
-        lines = _LineMap(text)
-        rendered = []
-        for file, loc, msg in problems:
-            flag = next((f for at, (f, _) in given.items() if loc[: len(at)] == at), None)
-            if flag is not None:
-                rendered.append(f"{flag}: {msg}")
-                continue
-            if not file:
-                rendered.append(msg)
-                continue
-            where = _where(loc)
-            if file == shown:
-                number = lines.line(loc)
-                file = f"{shown}:{number}" if number else shown
-            rendered.append(f"{file}: {where}: {msg}" if where else f"{file}: {msg}")
+        rendered = render_problems(problems, text, shown, given)
         count = len(rendered)
         raise SuiteError(
             f"{count} problem{'s' if count > 1 else ''} in suite {shown}",

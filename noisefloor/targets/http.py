@@ -1,18 +1,14 @@
 """The HTTP target: one OpenAI-compatible chat completion per sample, over one shared pool.
 
-Endpoint failures are data: infrastructure errors are retried, then recorded as `error:infra`.
+Endpoint failures are data: classified (http_response), retried (http_retry), kept as `error:infra`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
-import random
 import ssl
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,28 +30,17 @@ from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
 from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
 from noisefloor.targets.http_kind import HttpSpec
+from noisefloor.targets.http_response import Attempt, AttemptKind, classify
+from noisefloor.targets.http_retry import (
+    BACKOFF_BASE_S,
+    BACKOFF_CAP_S,
+    RETRY_AFTER_MAX_S,
+    backoff_delay,
+)
 from noisefloor.templating import check_value, render_value
 
-__all__ = [
-    "BACKOFF_BASE_S",
-    "BACKOFF_CAP_S",
-    "HttpTarget",
-    "backoff_delay",
-    "parse_retry_after",
-]
+__all__ = ["HttpTarget"]
 
-#: First backoff ceiling; each further retry doubles it (full jitter draws below the ceiling).
-BACKOFF_BASE_S = 0.5
-#: The backoff ceiling never grows beyond this.
-BACKOFF_CAP_S = 30.0
-#: A `Retry-After` longer than this (e.g. a daily quota) ends the call instead of stalling the run.
-RETRY_AFTER_MAX_S = 300.0
-#: Characters of a response body kept when it is not JSON.
-EXCERPT_CHARS = 2000
-#: Characters of an error body quoted in the one-line error of a configuration problem.
-SHORT_EXCERPT_CHARS = 200
-#: Statuses that say "try again later" rather than "your request is wrong".
-RETRYABLE_STATUS = frozenset({408, 409, 429})
 #: Requests one pool carries at once. httpcore's pool does work quadratic in its connection
 #: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
 #: costs more CPU than the requests, so the shared pool is split into pools of this size.
@@ -70,127 +55,12 @@ _TRANSPORT_ERRORS = (
 _REDACTED = "[REDACTED]"
 
 
-def backoff_delay(
-    retry: int, *, base_s: float = BACKOFF_BASE_S, cap_s: float = BACKOFF_CAP_S
-) -> float:
-    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2**retry)].
-
-    Args:
-        retry: The 0-based index of the retry about to be made.
-        base_s: Ceiling of the first retry's delay.
-        cap_s: Largest ceiling.
-
-    Returns:
-        Seconds to wait.
-    """
-    # min() before the power would overflow a float after ~1000 retries
-    ceiling = cap_s if retry >= 64 else min(cap_s, base_s * 2.0**retry)
-    return random.uniform(0.0, ceiling)
-
-
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Read a `Retry-After` header: delay seconds or an HTTP date.
-
-    Args:
-        value: The header value, or None when absent.
-        now: The current time for an HTTP date (default: now, UTC).
-
-    Returns:
-        Seconds to wait (never negative), or None when absent or unreadable.
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return max(seconds, 0.0) if seconds == seconds else None  # NaN is unreadable
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
-
-
 @dataclass
 class _Shard:
     """One part of the shared pool, and how many requests it carries right now."""
 
     pool: httpcore.AsyncConnectionPool
     busy: int = 0
-
-
-class _Kind(enum.Enum):
-    """What an attempt means for the call."""
-
-    DONE = "done"
-    RETRY = "retry"
-    CONFIG = "config"
-
-
-@dataclass
-class _Attempt:
-    """What one HTTP attempt returned, already classified."""
-
-    kind: _Kind
-    latency_s: float
-    status: int | None = None
-    problem: str | None = None
-    """The failure in words, for the error and the retry log."""
-    raw: Any = None
-    """The parsed body, or an excerpt of its text when it is not JSON."""
-    retry_after: float | None = None
-    text: str = ""
-    finish_reason: Any = None
-    tool_calls: Any = None
-
-
-def _excerpt(content: bytes, limit: int = EXCERPT_CHARS) -> str:
-    text = content.decode("utf-8", errors="replace")
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _short_error(raw: Any) -> str:
-    """One line saying what an error body says: its `error.message` when it has one."""
-    text: Any = raw
-    if isinstance(raw, dict):
-        error = raw.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            text = error["message"]
-        elif isinstance(error, str):
-            text = error
-        else:
-            text = orjson.dumps(raw).decode()
-    line = " ".join(str(text).split())
-    return line if len(line) <= SHORT_EXCERPT_CHARS else line[:SHORT_EXCERPT_CHARS] + "..."
-
-
-def _content_text(content: Any) -> str | None:
-    """The message content as text; None when its shape is not one the API defines."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        # content parts: only text parts carry output text
-        return "".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return None
-
-
-def _header(response: httpcore.Response, name: bytes) -> str | None:
-    """The first value of a response header (`name` in lower case), or None."""
-    for key, value in response.headers:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
 
 
 def _scrub(obj: Any, secret: str) -> Any:
@@ -339,7 +209,7 @@ class HttpTarget(VersionedTarget):
             paused_s += await self._wait_for_pause()
             attempts += 1
             attempt = await self._attempt(payload)
-            if attempt.kind is not _Kind.RETRY:
+            if attempt.kind is not AttemptKind.RETRY:
                 break
             wait, stop_note = self._next_wait(attempt, attempts)
             if attempt.status == 429:
@@ -458,7 +328,7 @@ class HttpTarget(VersionedTarget):
             slept += delay
         return slept
 
-    async def _attempt(self, payload: bytes) -> _Attempt:
+    async def _attempt(self, payload: bytes) -> Attempt:
         """Send the request once and classify what came back."""
         shard = self._shard()
         shard.busy += 1
@@ -474,8 +344,8 @@ class HttpTarget(VersionedTarget):
                     extensions=self._extensions,
                 )
         except (TimeoutError, httpcore.TimeoutException):
-            return _Attempt(
-                _Kind.RETRY,
+            return Attempt(
+                AttemptKind.RETRY,
                 time.perf_counter() - started,
                 problem=f"timeout (no answer within {self.http.timeout_s:g} s)",
             )
@@ -483,70 +353,16 @@ class HttpTarget(VersionedTarget):
             detail = " ".join(str(exc).split())
             name = type(exc).__name__
             via = f" (through the proxy {self._proxy.shown})" if self._proxy is not None else ""
-            return _Attempt(
-                _Kind.RETRY,
+            return Attempt(
+                AttemptKind.RETRY,
                 time.perf_counter() - started,
                 problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
             shard.busy -= 1
-        latency = time.perf_counter() - started
-        status = response.status
-        content = response.content
-        try:
-            parsed: Any = orjson.loads(content)
-            is_json = True
-        except orjson.JSONDecodeError:
-            parsed, is_json = _excerpt(content), False
-        if 200 <= status < 300:
-            return self._classify_success(status, latency, parsed, is_json)
-        if status in RETRYABLE_STATUS or status >= 500:
-            return _Attempt(
-                _Kind.RETRY,
-                latency,
-                status=status,
-                problem=f"HTTP {status}",
-                raw=parsed,
-                retry_after=parse_retry_after(_header(response, b"retry-after")),
-            )
-        return _Attempt(
-            _Kind.CONFIG,
-            latency,
-            status=status,
-            problem=f"HTTP {status}: {_short_error(parsed)}",
-            raw=parsed,
-        )
+        return classify(response, time.perf_counter() - started)
 
-    @staticmethod
-    def _classify_success(status: int, latency: float, parsed: Any, is_json: bool) -> _Attempt:
-        """A 2xx: a completion, or (when its body is unusable) an infrastructure error."""
-        if not is_json:
-            problem = f"HTTP {status} with a body that is not JSON"
-            return _Attempt(_Kind.RETRY, latency, status=status, problem=problem, raw=parsed)
-        choice: Any = None
-        if (
-            isinstance(parsed, dict)
-            and isinstance(parsed.get("choices"), list)
-            and parsed["choices"]
-        ):
-            choice = parsed["choices"][0]
-        message = choice.get("message") if isinstance(choice, dict) else None
-        text = _content_text(message.get("content")) if isinstance(message, dict) else None
-        if not isinstance(choice, dict) or not isinstance(message, dict) or text is None:
-            # a proxy's error page or a half-written body: the endpoint, not the model, failed
-            problem = f"HTTP {status} without a usable choices[0].message"
-            return _Attempt(_Kind.RETRY, latency, status=status, problem=problem, raw=parsed)
-        return _Attempt(
-            _Kind.DONE,
-            latency,
-            status=status,
-            raw=parsed,
-            text=text,
-            finish_reason=choice.get("finish_reason"),
-            tool_calls=message.get("tool_calls"),
-        )
-
-    def _next_wait(self, attempt: _Attempt, attempts: int) -> tuple[float | None, str]:
+    def _next_wait(self, attempt: Attempt, attempts: int) -> tuple[float | None, str]:
         """How long to wait before retrying, or None (and why, in words) when not retrying."""
         if attempts > self.http.max_retries:
             return None, ""
@@ -566,7 +382,7 @@ class HttpTarget(VersionedTarget):
         case: CaseInput,
         repeat: int,
         concurrency: int,
-        attempt: _Attempt,
+        attempt: Attempt,
         *,
         attempts: int,
         started_at: str,
@@ -596,7 +412,7 @@ class HttpTarget(VersionedTarget):
             "request": body,
         }
         output = ""
-        if attempt.kind is _Kind.DONE:
+        if attempt.kind is AttemptKind.DONE:
             output = attempt.text
             if attempt.tool_calls is not None:
                 envelope["tool_calls"] = attempt.tool_calls
@@ -608,7 +424,7 @@ class HttpTarget(VersionedTarget):
             else:
                 outcome, error = Outcome.FINISH, f"finish:{finish}"
                 envelope["error_class"] = "finish"
-        elif attempt.kind is _Kind.CONFIG:
+        elif attempt.kind is AttemptKind.CONFIG:
             outcome, error = Outcome.INFRA, f"config: {attempt.problem}"
             envelope["error_class"] = "config"
         else:
@@ -621,7 +437,7 @@ class HttpTarget(VersionedTarget):
             envelope = _scrub(envelope, self._api_key)
             error = _scrub(error, self._api_key)
             output = _scrub(output, self._api_key)
-        if attempt.kind is _Kind.DONE:
+        if attempt.kind is AttemptKind.DONE:
             envelope["output_sha"] = output_sha(output)
         return RawSample(
             kind=self.kind,

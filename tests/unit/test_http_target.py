@@ -26,8 +26,9 @@ from noisefloor.errors import SuiteError, TargetConfigError
 from noisefloor.suite import load_suite
 from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.factory import build_target
-from noisefloor.targets.http import HttpTarget, backoff_delay, parse_retry_after
+from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_kind import HttpSpec
+from noisefloor.targets.http_retry import backoff_delay, parse_retry_after
 from tests.llm_server import LlmServer
 
 T = TypeVar("T")

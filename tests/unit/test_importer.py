@@ -9,8 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from noisefloor.importer import PublicInvocation, PublicRunFile, import_store, raw_sample
+from noisefloor.importer import import_store, raw_sample
 from noisefloor.importer import target_record as imported_target
+from noisefloor.public_store import PublicInvocation, PublicRunFile
 from noisefloor.store import Store
 from noisefloor.suite import load_suite
 from noisefloor.targets.factory import build_target

@@ -1,5 +1,5 @@
 """Which module may know what: the ledger knows nothing of the engine, sampling nothing of the
-ledger, and no module outside `targets/` branches on a target kind's name."""
+ledger, doit stays behind one runner, and no module outside `targets/` branches on a kind's name."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ def _imports(module: str) -> set[str]:
         ("ledger.py", "noisefloor.engine"),
         ("sampling.py", "noisefloor.ledger"),
         ("sqlite_db.py", "noisefloor.ledger"),
+        ("ledger_rows.py", "noisefloor.engine"),
+        ("ledger_rows.py", "noisefloor.sqlite_db"),
+        ("public_store.py", "noisefloor.store"),
+        ("store_files.py", "noisefloor.records"),
+        ("suite_source.py", "noisefloor.scorers"),
     ],
 )
 def test_a_module_does_not_import_what_it_must_not_know(module: str, forbidden: str) -> None:
@@ -87,3 +92,12 @@ def test_the_operations_and_the_command_line_stay_small(module: str) -> None:
 @pytest.mark.parametrize("module", ["comparison.py", "exit_policy.py"])
 def test_comparison_and_the_exit_policy_know_nothing_of_the_operations(module: str) -> None:
     assert [m for m in _imports(module) if m.startswith("noisefloor.operations")] == []
+
+
+def test_only_the_runner_imports_doit() -> None:
+    importers = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if any(name.split(".")[0] == "doit" for name in _imports(str(path.relative_to(PACKAGE))))
+    ]
+    assert importers == ["doit_runner.py"]

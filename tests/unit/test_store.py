@@ -667,7 +667,7 @@ def test_a_case_names_one_sample_file_per_repeat() -> None:
 def test_store_suite_and_importer_agree_on_safe_names(name: str, safe: bool) -> None:
     from pydantic import TypeAdapter, ValidationError
 
-    from noisefloor.importer import PublicCase
+    from noisefloor.public_store import PublicCase
     from noisefloor.suite import Slug
 
     def accepts(check: Any) -> bool:

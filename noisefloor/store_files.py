@@ -1,0 +1,155 @@
+"""Files under one root: atomic writes, reads that name the corrupt file, and a fence that
+refuses any path leading outside the root (symlinks included)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from noisefloor.errors import StoreError
+
+__all__ = ["RootedFiles", "dumps"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def dumps(obj: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, indented, newline-terminated (stable for md5 checks)."""
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+class RootedFiles:
+    """Reads and atomic writes of the files under `root`; nothing is written outside it."""
+
+    def __init__(self, root: Path | str) -> None:
+        # normalised, so that the fence below can compare strings
+        self.root = Path(os.path.abspath(root))
+        self._root_prefix = os.path.join(str(self.root), "")
+        self._ready_dirs: set[str] = set()
+
+    def _is_inside(self, real: str) -> bool:
+        root = os.path.realpath(self.root)
+        return real == root or real.startswith(os.path.join(root, ""))
+
+    def _ready_dir(self, directory: str) -> None:
+        """Make `directory` exist, refusing one that is (or leads) outside the root.
+
+        A lexical check, then one mkdir per new directory: a directory this store creates is
+        real and inside its verified parent. Only one found already there is resolved, since a
+        symlink inside the root may point anywhere. Each is checked once per store object (a
+        run writes thousands of files into a few hundred directories).
+        """
+        if directory in self._ready_dirs:
+            return
+        if directory != str(self.root):
+            if not directory.startswith(self._root_prefix):
+                raise StoreError(
+                    f"refusing to touch {directory}: it is outside the store root {self.root}"
+                )
+            self._ready_dir(os.path.dirname(directory))
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                if os.path.islink(directory) and not self._is_inside(os.path.realpath(directory)):
+                    raise StoreError(
+                        f"refusing to touch {directory}: it leads outside the store root "
+                        f"{self.root}"
+                    ) from None
+        else:
+            # the root itself may be a symlink: where it points is the user's choice
+            os.makedirs(directory, exist_ok=True)
+        self._ready_dirs.add(directory)
+
+    def rel(self, path: Path) -> str:
+        """A path relative to the root, with forward slashes, for records."""
+        return path.relative_to(self.root).as_posix()
+
+    def abs(self, rel: str) -> Path:
+        """The absolute path of a record-relative path, refusing anything that escapes the root.
+
+        A lexical check (no `..`, not absolute): records name thousands of paths, and resolving
+        each costs syscalls per component. Writes still resolve, symlinks included.
+        """
+        parts = Path(rel).parts
+        if not parts or Path(rel).is_absolute() or ".." in parts:
+            raise StoreError(
+                f"refusing record path {rel!r}: it is outside the store root {self.root}"
+            )
+        return self.root / rel
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        """Write atomically: a temporary file in the same directory, then rename.
+
+        A reader sees the old file or the whole new one, and a killed process (SIGKILL
+        included) leaves no partial file. There is no fsync: it cost ~2 ms per file here, more
+        than launching a small command, and it only guards against the machine itself going
+        down. A sample the kernel had not flushed then reads back empty, which counts as
+        missing (`has_sample`), so it is taken again.
+        """
+        if ".." in path.parts:
+            raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
+        target = str(path)
+        directory, name = os.path.split(target)
+        self._ready_dir(directory)
+        tmp = os.path.join(directory, f".{name}.{os.getpid()}.{id(data):x}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:
+            # removed since this store made it (a cache cleaned up meanwhile): make it again,
+            # with whichever of its parents went too
+            self._ready_dirs.clear()
+            self._ready_dir(directory)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    def write_json(self, path: Path, obj: Any) -> None:
+        """Write canonical JSON atomically."""
+        self.write_bytes(path, dumps(obj))
+
+    def read_json(self, path: Path) -> Any:
+        """Parse one JSON file, turning corruption into a StoreError that names the file."""
+        try:
+            return orjson.loads(path.read_bytes())
+        except FileNotFoundError:
+            raise StoreError(f"missing file {self._show(path)}") from None
+        except orjson.JSONDecodeError as exc:
+            raise StoreError(
+                f"corrupt file {self._show(path)}: {exc}",
+                hint="delete it; samples are re-taken and derived files rebuilt on the next run",
+            ) from None
+
+    def read_model(self, path: Path, model: type[M]) -> M:
+        """Read and validate one record."""
+        data = self.read_json(path)
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise StoreError(
+                f"corrupt or foreign record {self._show(path)}: {where}: {first['msg']}"
+            ) from None
+
+    def _show(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
