@@ -1,4 +1,4 @@
-"""The JSON report: the contract other tools parse (DESIGN.md §3); fields are added, never renamed.
+"""The JSON report: the contract other tools parse (README); fields are added, never renamed.
 
 Keys are sorted and the output ends with a newline.
 """

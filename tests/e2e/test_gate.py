@@ -1,5 +1,5 @@
 """End-to-end through the real CLI: exit codes, adoption, and target calls counted by a target
-that logs each one (the cache contract of DESIGN.md §1)."""
+that logs each one (the cache contract: a sample is taken once per target version and input)."""
 
 from __future__ import annotations
 

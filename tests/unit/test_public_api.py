@@ -1,4 +1,4 @@
-"""The public API is a list: sorted, complete, and every name resolves (STYLE.md §1)."""
+"""The public API is a list: sorted, complete, and every name resolves."""
 
 from __future__ import annotations
 

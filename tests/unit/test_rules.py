@@ -1,7 +1,7 @@
 """Unit tests of the decision rules, on bands built by hand.
 
 `band` must match the public noisefloor tool's published rule cell for cell, `wilson` the quarantine-lane decision
-table row for row, and `exact` the statistics of DESIGN.md §4; `case_frame` and the exit code are
+table row for row, and `exact` its stated statistics (Fisher with Tarone, Welch with Holm); `case_frame` and the exit code are
 shared by all three.
 """
 
