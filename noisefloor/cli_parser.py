@@ -172,13 +172,18 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
         metavar="X",
         help="smallest change called a regression: a pass rate for exact "
         f"({MIN_EFFECT[RuleName.EXACT]:.2f}) and wilson ({MIN_EFFECT[RuleName.WILSON]:.2f}); "
-        f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g})",
+        f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g}). "
+        "A scorer's own `min_effect` in the suite comes first and, for a number scorer, is in "
+        "its score units: under exact a non-significant change is then inconclusive only while "
+        "the 95%% interval reaches it, and unchanged once the interval rules it out; without "
+        "one, a number scorer is inconclusive when it looks worse by half a pooled sd",
     )
     parser.add_argument(
         "--suspect-drop",
         type=_non_negative,
         metavar="X",
-        help="a pass-rate drop this large that is not significant is inconclusive "
+        help="a pass-rate drop this large that is not significant is inconclusive, while its "
+        "95%% interval still reaches min_effect "
         f"(default: the suite's defaults.suspect_drop, else {RuleSettings.suspect_drop:.2f})",
     )
     parser.add_argument(

@@ -36,7 +36,9 @@ class RuleName(enum.StrEnum):
 
 #: Repeats per case when neither a flag nor the suite sets them.
 REPEATS = 5
-#: Smallest change of a continuous score called a regression, in score units.
+#: Smallest change of a continuous score called a regression, in score units. 0 states no
+#: effect: any significant worsening regresses, and rule exact calls a non-significant one
+#: inconclusive from half a pooled sd, since no interval can rule out "any change at all".
 VALUE_MIN_EFFECT = 0.0
 #: The rule-wide `min_effect` when neither a flag nor the suite sets one: a pass rate for exact
 #: and wilson; score units for band, whose pass rates have a clause of their own (min_rate_drop).

@@ -87,6 +87,10 @@ class ValuesEvidence(Part):
     pooled_sd: float | None = None
     diff_sd: float | None = None
     threshold: float | None = None
+    worse_end: float | None = None
+    """How much worse the candidate may be: the worse end of the 95% Welch interval."""
+    min_effect: float | None = None
+    """The scorer's min_effect in score units; 0 when none is set."""
 
 
 class ScorerDefinition(Part):

@@ -131,6 +131,52 @@ def _pmin(test: PendingTest) -> float:
     return test.pmin
 
 
+def _value_verdict(
+    tests: dict[str, _Tested], values: ValuesEvidence, cme: float, bad: float, shown: str
+) -> tuple[Verdict, str]:
+    """The verdict of a Welch test on varying values; `bad` is how much worse the candidate is.
+
+    Significant and at least `cme` (the scorer's min_effect, score units) is a regression or an
+    improvement. Otherwise it is inconclusive only where more repeats could still show a
+    regression: with a min_effect, when the candidate looks worse and the worse end of the 95%
+    interval reaches it; without one, when it looks worse by half a pooled sd or more.
+    """
+    worse, better = tests["worse"], tests["better"]
+    assert values.welch_ci is not None
+    low, high = values.welch_ci
+    assert low is not None and high is not None
+    worse_end = -low if values.direction != "lower_is_better" else high
+    values.threshold = _r(worse.threshold)
+    values.worse_end = _r(worse_end)
+    values.min_effect = cme
+    if worse.rejected and bad >= cme:
+        return Verdict.REGRESSED, f"{shown} (Welch p={worse.p:.3g} <= {worse.threshold:.3g})"
+    if better.rejected and -bad >= cme:
+        return Verdict.IMPROVED, f"{shown} (Welch p={better.p:.3g} <= {better.threshold:.3g})"
+    looks_worse = bad > stats.TOL
+    if cme > 0 and worse_end < cme - stats.TOL:
+        return (
+            Verdict.UNCHANGED,
+            f"{shown}: the 95% interval (worse by at most {worse_end:.3g}) "
+            f"cannot reach min_effect {cme:g}",
+        )
+    if cme > 0 and looks_worse:
+        return (
+            Verdict.INCONCLUSIVE,
+            f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
+            f"{worse.threshold:.3g}), and the 95% interval (worse by up to {worse_end:.3g}) "
+            f"reaches min_effect {cme:g}; add repeats",
+        )
+    if cme == 0 and looks_worse and bad >= 0.5 * (values.pooled_sd or 0.0):
+        return (
+            Verdict.INCONCLUSIVE,
+            f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
+            f"{worse.threshold:.3g}); add repeats, or set this scorer's min_effect (score "
+            "units) to call smaller changes unchanged",
+        )
+    return Verdict.UNCHANGED, f"{shown}, no significant change"
+
+
 class ExactRule:
     """Exact per-case tests, corrected across the cases of one check."""
 
@@ -344,12 +390,20 @@ class ExactRule:
             verdicts.append(
                 (Verdict.IMPROVED, f"pass rate {rate} (p={imp.p:.3g} <= {imp.threshold:.3g})")
             )
-        elif drop >= suspect - stats.TOL:
+        elif drop >= suspect - stats.TOL and -lo >= me - stats.TOL:
             verdicts.append(
                 (
                     Verdict.INCONCLUSIVE,
                     f"pass rate {rate}: a drop of {drop:.2f}, not significant at this N "
                     f"(p={reg.p:.3g} > {reg.threshold:.3g}); add repeats",
+                )
+            )
+        elif drop >= suspect - stats.TOL:
+            verdicts.append(
+                (
+                    Verdict.UNCHANGED,
+                    f"{rate}: a drop of {drop:.2f} whose 95% interval (at most {-lo:.2f}) "
+                    f"cannot reach min_effect {me:g}",
                 )
             )
         else:
@@ -378,38 +432,12 @@ class ExactRule:
                 else:
                     verdicts.append((Verdict.UNCHANGED, f"{shown}: constant and equal"))
             else:
-                worse, better = tests["worse"], tests["better"]
-                values.threshold = _r(worse.threshold)
-                if worse.rejected and bad >= cme:
-                    verdicts.append(
-                        (
-                            Verdict.REGRESSED,
-                            f"{shown} (Welch p={worse.p:.3g} <= {worse.threshold:.3g})",
-                        )
-                    )
-                elif better.rejected and -bad >= cme:
-                    verdicts.append(
-                        (
-                            Verdict.IMPROVED,
-                            f"{shown} (Welch p={better.p:.3g} <= {better.threshold:.3g})",
-                        )
-                    )
-                elif (
-                    bad > 0 and bad >= max(cme, 0.5 * (values.pooled_sd or 0.0)) and bad > stats.TOL
-                ):
-                    verdicts.append(
-                        (
-                            Verdict.INCONCLUSIVE,
-                            f"{shown}: worse by {bad:.3g}, not significant at this N",
-                        )
-                    )
-                else:
-                    verdicts.append((Verdict.UNCHANGED, f"{shown}, no significant change"))
+                verdicts.append(_value_verdict(tests, values, cme, bad, shown))
         verdict = worst([v for v, _ in verdicts])
         return ScorerReport(
             key=entry.key,
             verdict=verdict,
-            reason=next(r for v, r in verdicts if v is verdict),
+            reason=next(r for v, r in reversed(verdicts) if v is verdict),  # values speak first,
             baseline=b,
             candidate=c,
             evidence=evidence,

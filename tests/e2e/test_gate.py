@@ -607,3 +607,38 @@ def test_pipeline_view_has_a_sample_task_per_repeat_done_when_its_file_exists(pr
     doit()
     assert calls(log) == 8
     assert all(path.stat().st_size > 0 for path in files)
+
+
+MODULARITY = """import json, sys
+NOISE = [0.0, 0.002, -0.002, 0.001, -0.001, 0.0015, -0.0015, 0.0005]
+repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
+print(json.dumps({"modularity": MEAN + NOISE[repeat % len(NOISE)]}))
+"""
+
+
+def test_strict_with_a_number_scorer_is_inconclusive_only_where_min_effect_is_in_reach(
+    cli, project
+):
+    """A noisy score worse by 0.0009: with min_effect 0.01 its interval cannot reach it (exit 0
+    under --strict); with min_effect 0.002 it can, so more repeats could decide (exit 1)."""
+    target = project / "fake_target.py"
+    target.write_text("MEAN = 0.566\n" + MODULARITY)
+    scorer = {"type": "json_path_number", "path": "modularity", "min_effect": 0.01}
+    case = {"id": "karate", "input": "karate club", "scorers": [scorer]}
+    suite = fake_suite(project, [case], repeats=8)
+    assert cli("check", suite).code == 0  # adopts the baseline
+    target.write_text("MEAN = 0.5651\n" + MODULARITY)
+
+    far = cli("check", suite, "--strict", "--format", "json")
+
+    assert far.code == 0, far.out
+    assert far.json()["counts"] == {"unchanged": 1}
+    doc = yaml.safe_load(suite.read_text())
+    doc["cases"][0]["scorers"][0]["min_effect"] = 0.002
+    suite.write_text(yaml.safe_dump(doc))
+
+    near = cli("check", suite, "--strict", "--format", "json")
+
+    assert near.code == 1, near.out
+    assert near.json()["counts"] == {"inconclusive": 1}
+    assert "reaches min_effect 0.002" in near.json()["cases"][0]["reason"]

@@ -890,3 +890,78 @@ def test_every_rule_pairs_scorers_through_the_shared_walk(
     band = case_band(scorer_band(3, 5))
     get_rule(rule).compare("c", band, band, RuleSettings(rule=rule))
     assert seen == [rule.value]
+
+
+# A Louvain-like modularity score: noise of about 0.0015 around 0.566 on both sides.
+NOISE = [0.0, 0.002, -0.002, 0.001, -0.001, 0.0015, -0.0015, 0.0005, -0.0005, 0.0]
+
+
+def modularity(mean: float) -> ScorerBand:
+    return continuous([round(mean + e, 6) for e in NOISE])
+
+
+def test_exact_continuous_worsening_whose_interval_cannot_reach_min_effect_is_unchanged() -> None:
+    """Worse by 0.0009: the interval rules out a worsening of 0.01, so more data would not
+    make it a regression the user cares about."""
+    base, cand = modularity(0.566), modularity(0.5651)
+    gates = {base.label: ScorerGate(min_effect=0.01)}
+
+    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
+    (entry,) = cases["c"]["scorers"]
+
+    values = entry["evidence"]["values"]
+    assert values["worse_end"] < 0.01
+    assert values["min_effect"] == 0.01
+    assert cases["c"]["verdict"] == "unchanged"
+    assert "cannot reach min_effect 0.01" in entry["reason"]
+
+
+def test_exact_continuous_worsening_whose_interval_reaches_min_effect_is_inconclusive() -> None:
+    """The same data against min_effect 0.002: the point estimate (0.0009) is below it, but the
+    interval reaches it, so more repeats could still show a regression."""
+    base, cand = modularity(0.566), modularity(0.5651)
+    gates = {base.label: ScorerGate(min_effect=0.002)}
+
+    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
+    (entry,) = cases["c"]["scorers"]
+
+    assert entry["evidence"]["values"]["worse_end"] >= 0.002
+    assert cases["c"]["verdict"] == "inconclusive"
+    assert "reaches min_effect 0.002" in entry["reason"]
+
+
+def test_exact_continuous_clear_worsening_with_min_effect_is_regressed() -> None:
+    base, cand = modularity(0.566), modularity(0.556)
+    gates = {base.label: ScorerGate(min_effect=0.002)}
+
+    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
+
+    assert cases["c"]["verdict"] == "regressed"
+
+
+def test_exact_continuous_without_min_effect_keeps_the_half_sd_suspect_rule() -> None:
+    """No effect stated: a non-significant worsening of half a pooled sd or more is
+    inconclusive, and the reason says which setting would decide it."""
+    base, cand = modularity(0.566), modularity(0.5651)
+
+    cases, _ = exact([(case_band(base), case_band(cand))])
+    (entry,) = cases["c"]["scorers"]
+
+    assert cases["c"]["verdict"] == "inconclusive"
+    assert "set this scorer's min_effect" in entry["reason"]
+    nearly = exact([(case_band(base), case_band(modularity(0.5658)))])[0]["c"]
+    assert nearly["verdict"] == "unchanged"
+
+
+def test_exact_pass_rate_drop_whose_interval_cannot_reach_min_effect_is_unchanged() -> None:
+    """200/200 -> 180/200 with suspect_drop below min_effect: the Newcombe interval of the drop
+    ends near 0.15, short of 0.3, so it is unchanged rather than inconclusive."""
+    settings = {"min_effect": 0.3, "suspect_drop": 0.05}
+
+    cases, _ = exact([binary_pair(200, 200, 180, 200)], **settings)
+    (entry,) = cases["c"]["scorers"]
+
+    assert -entry["evidence"]["newcombe"][0] < 0.3
+    assert cases["c"]["verdict"] == "unchanged"
+    # the same drop at 10 repeats has an interval reaching 0.3: inconclusive
+    assert exact([binary_pair(10, 10, 9, 10)], **settings)[0]["c"]["verdict"] == "inconclusive"
