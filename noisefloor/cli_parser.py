@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import UsageError
-from noisefloor.settings import MIN_EFFECT, REPEATS, RuleName, RuleSettings
+from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, REPEATS, RuleName, RuleSettings
 
 if TYPE_CHECKING:
     pass
@@ -173,10 +173,10 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
         help="smallest change called a regression: a pass rate for exact "
         f"({MIN_EFFECT[RuleName.EXACT]:.2f}) and wilson ({MIN_EFFECT[RuleName.WILSON]:.2f}); "
         f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g}). "
-        "A scorer's own `min_effect` in the suite comes first and, for a number scorer, is in "
-        "its score units: under exact a non-significant change is then inconclusive only while "
-        "the 95%% interval reaches it, and unchanged once the interval rules it out; without "
-        "one, a number scorer is inconclusive when it looks worse by half a pooled sd",
+        "A scorer's own `min_effect` in the suite comes first; for a number scorer it is in "
+        "score units. Under exact a number scorer's worsening that is not significant is "
+        "inconclusive only while its 95%% interval reaches that min_effect (without one: "
+        f"{RELATIVE_EFFECT * 100:g}%% of the baseline mean's magnitude), else unchanged",
     )
     parser.add_argument(
         "--suspect-drop",

@@ -89,8 +89,9 @@ class ValuesEvidence(Part):
     threshold: float | None = None
     worse_end: float | None = None
     """How much worse the candidate may be: the worse end of the 95% Welch interval."""
-    min_effect: float | None = None
-    """The scorer's min_effect in score units; 0 when none is set."""
+    relevant_effect: float | None = None
+    """A non-significant worsening is inconclusive only while `worse_end` reaches this: the
+    scorer's min_effect, else `RELATIVE_EFFECT` of the baseline mean's magnitude."""
 
 
 class ScorerDefinition(Part):

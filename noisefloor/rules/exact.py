@@ -25,7 +25,7 @@ from noisefloor.report.model import (
     ValidCounts,
     ValuesEvidence,
 )
-from noisefloor.settings import RuleName, RuleSettings
+from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["ExactRule"]
@@ -132,47 +132,44 @@ def _pmin(test: PendingTest) -> float:
 
 
 def _value_verdict(
-    tests: dict[str, _Tested], values: ValuesEvidence, cme: float, bad: float, shown: str
+    tests: dict[str, _Tested], values: ValuesEvidence, cme: float, mean_b: float, shown: str
 ) -> tuple[Verdict, str]:
-    """The verdict of a Welch test on varying values; `bad` is how much worse the candidate is.
+    """The verdict of a Welch test on varying values.
 
     Significant and at least `cme` (the scorer's min_effect, score units) is a regression or an
-    improvement. Otherwise it is inconclusive only where more repeats could still show a
-    regression: with a min_effect, when the candidate looks worse and the worse end of the 95%
-    interval reaches it; without one, when it looks worse by half a pooled sd or more.
+    improvement. A worsening that is not significant is inconclusive only where more repeats
+    could still show one that matters: it is at least `cme` and half a pooled sd, and the worse
+    end of the 95% interval reaches the relevant effect (`cme`, else `RELATIVE_EFFECT` of the
+    baseline mean's magnitude); otherwise it is unchanged.
     """
     worse, better = tests["worse"], tests["better"]
-    assert values.welch_ci is not None
+    assert values.welch_ci is not None and values.diff is not None
     low, high = values.welch_ci
     assert low is not None and high is not None
-    worse_end = -low if values.direction != "lower_is_better" else high
+    higher_better = values.direction != "lower_is_better"
+    bad = -values.diff if higher_better else values.diff  # how much worse the candidate is
+    worse_end = -low if higher_better else high
+    relevant = cme if cme > 0 else RELATIVE_EFFECT * abs(mean_b)
     values.threshold = _r(worse.threshold)
     values.worse_end = _r(worse_end)
-    values.min_effect = cme
+    values.relevant_effect = _r(relevant)
     if worse.rejected and bad >= cme:
         return Verdict.REGRESSED, f"{shown} (Welch p={worse.p:.3g} <= {worse.threshold:.3g})"
     if better.rejected and -bad >= cme:
         return Verdict.IMPROVED, f"{shown} (Welch p={better.p:.3g} <= {better.threshold:.3g})"
-    looks_worse = bad > stats.TOL
-    if cme > 0 and worse_end < cme - stats.TOL:
+    suspect = bad > stats.TOL and bad >= max(cme, 0.5 * (values.pooled_sd or 0.0))
+    stated = f"min_effect {cme:g}" if cme > 0 else f"{relevant:.3g} (no min_effect set)"
+    if suspect and worse_end >= relevant - stats.TOL:
+        return (
+            Verdict.INCONCLUSIVE,
+            f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
+            f"{worse.threshold:.3g}); the 95% interval reaches {stated}: add repeats",
+        )
+    if suspect:
         return (
             Verdict.UNCHANGED,
-            f"{shown}: the 95% interval (worse by at most {worse_end:.3g}) "
-            f"cannot reach min_effect {cme:g}",
-        )
-    if cme > 0 and looks_worse:
-        return (
-            Verdict.INCONCLUSIVE,
-            f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
-            f"{worse.threshold:.3g}), and the 95% interval (worse by up to {worse_end:.3g}) "
-            f"reaches min_effect {cme:g}; add repeats",
-        )
-    if cme == 0 and looks_worse and bad >= 0.5 * (values.pooled_sd or 0.0):
-        return (
-            Verdict.INCONCLUSIVE,
-            f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
-            f"{worse.threshold:.3g}); add repeats, or set this scorer's min_effect (score "
-            "units) to call smaller changes unchanged",
+            f"{shown}: worse by {bad:.3g}, but the 95% interval (worse by at most "
+            f"{worse_end:.3g}) cannot reach {stated}",
         )
     return Verdict.UNCHANGED, f"{shown}, no significant change"
 
@@ -432,7 +429,7 @@ class ExactRule:
                 else:
                     verdicts.append((Verdict.UNCHANGED, f"{shown}: constant and equal"))
             else:
-                verdicts.append(_value_verdict(tests, values, cme, bad, shown))
+                verdicts.append(_value_verdict(tests, values, cme, b.mean, shown))
         verdict = worst([v for v, _ in verdicts])
         return ScorerReport(
             key=entry.key,

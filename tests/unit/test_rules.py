@@ -900,57 +900,76 @@ def modularity(mean: float) -> ScorerBand:
     return continuous([round(mean + e, 6) for e in NOISE])
 
 
-def test_exact_continuous_worsening_whose_interval_cannot_reach_min_effect_is_unchanged() -> None:
-    """Worse by 0.0009: the interval rules out a worsening of 0.01, so more data would not
-    make it a regression the user cares about."""
-    base, cand = modularity(0.566), modularity(0.5651)
-    gates = {base.label: ScorerGate(min_effect=0.01)}
-
-    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
-    (entry,) = cases["c"]["scorers"]
-
-    values = entry["evidence"]["values"]
-    assert values["worse_end"] < 0.01
-    assert values["min_effect"] == 0.01
-    assert cases["c"]["verdict"] == "unchanged"
-    assert "cannot reach min_effect 0.01" in entry["reason"]
-
-
-def test_exact_continuous_worsening_whose_interval_reaches_min_effect_is_inconclusive() -> None:
-    """The same data against min_effect 0.002: the point estimate (0.0009) is below it, but the
-    interval reaches it, so more repeats could still show a regression."""
-    base, cand = modularity(0.566), modularity(0.5651)
-    gates = {base.label: ScorerGate(min_effect=0.002)}
-
-    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
-    (entry,) = cases["c"]["scorers"]
-
-    assert entry["evidence"]["values"]["worse_end"] >= 0.002
-    assert cases["c"]["verdict"] == "inconclusive"
-    assert "reaches min_effect 0.002" in entry["reason"]
-
-
-def test_exact_continuous_clear_worsening_with_min_effect_is_regressed() -> None:
-    base, cand = modularity(0.566), modularity(0.556)
-    gates = {base.label: ScorerGate(min_effect=0.002)}
-
-    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
-
-    assert cases["c"]["verdict"] == "regressed"
-
-
-def test_exact_continuous_without_min_effect_keeps_the_half_sd_suspect_rule() -> None:
-    """No effect stated: a non-significant worsening of half a pooled sd or more is
-    inconclusive, and the reason says which setting would decide it."""
+def test_exact_continuous_tiny_worsening_with_no_min_effect_is_unchanged() -> None:
+    """Worse by 0.0009 and more than half a pooled sd, not significant: the 95% interval rules
+    out a worsening of 2% of the mean (0.0113), so more repeats would not find one that matters."""
     base, cand = modularity(0.566), modularity(0.5651)
 
     cases, _ = exact([(case_band(base), case_band(cand))])
     (entry,) = cases["c"]["scorers"]
 
+    values = entry["evidence"]["values"]
+    assert values["diff_sd"] < -0.5
+    assert values["p_worse"] > values["threshold"]
+    assert values["relevant_effect"] == pytest.approx(0.02 * 0.566, rel=1e-4)
+    assert values["worse_end"] < values["relevant_effect"]
+    assert cases["c"]["verdict"] == "unchanged"
+    assert "cannot reach 0.0113 (no min_effect set)" in entry["reason"]
+
+
+def test_exact_continuous_worsening_whose_interval_reaches_the_relevant_effect_is_inconclusive() -> (
+    None
+):
+    """Noise ten times larger: the same kind of worsening can no longer rule out 2% of the mean,
+    nor a min_effect the interval reaches; a min_effect it cannot reach makes it unchanged."""
+    base = continuous([round(0.566 + 10 * e, 6) for e in NOISE])
+    cand = continuous([round(0.557 + 10 * e, 6) for e in NOISE])
+    pair = [(case_band(base), case_band(cand))]
+
+    cases, _ = exact(pair)
+    (entry,) = cases["c"]["scorers"]
+
+    assert (
+        entry["evidence"]["values"]["worse_end"] >= entry["evidence"]["values"]["relevant_effect"]
+    )
     assert cases["c"]["verdict"] == "inconclusive"
-    assert "set this scorer's min_effect" in entry["reason"]
-    nearly = exact([(case_band(base), case_band(modularity(0.5658)))])[0]["c"]
-    assert nearly["verdict"] == "unchanged"
+    assert "reaches 0.0113 (no min_effect set)" in entry["reason"]
+    reach = exact(pair, gates={base.label: ScorerGate(min_effect=0.005)})[0]["c"]
+    assert reach["verdict"] == "inconclusive"
+    assert "reaches min_effect 0.005" in reach["reason"]
+    beyond = exact(pair, gates={base.label: ScorerGate(min_effect=0.05)})[0]["c"]
+    assert beyond["verdict"] == "unchanged"
+
+
+def test_exact_continuous_worsening_below_a_stated_min_effect_is_unchanged() -> None:
+    base, cand = modularity(0.566), modularity(0.5651)
+    gates = {base.label: ScorerGate(min_effect=0.01)}
+
+    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
+
+    assert cases["c"]["verdict"] == "unchanged"
+    assert cases["c"]["scorers"][0]["evidence"]["values"]["relevant_effect"] == 0.01
+
+
+def test_exact_continuous_clear_worsening_is_regressed_whatever_the_relevant_effect() -> None:
+    """Significant is regressed: the relevant effect only decides what is worth more repeats."""
+    base, cand = modularity(0.566), modularity(0.56)
+
+    assert exact([(case_band(base), case_band(cand))])[0]["c"]["verdict"] == "regressed"
+
+
+def test_exact_continuous_scores_around_zero_keep_the_half_sd_suspect_rule() -> None:
+    """With a baseline mean near 0 the relevant effect is near 0: a worsening of half a pooled sd
+    or more that is not significant stays inconclusive."""
+    base = continuous([10 * e for e in NOISE])
+    cand = continuous([10 * e - 0.009 for e in NOISE])
+
+    cases, _ = exact([(case_band(base), case_band(cand))])
+
+    assert cases["c"]["verdict"] == "inconclusive"
+    assert exact([(case_band(base), case_band(continuous([10 * e - 0.002 for e in NOISE])))])[0][
+        "c"
+    ]["verdict"] == ("unchanged")
 
 
 def test_exact_pass_rate_drop_whose_interval_cannot_reach_min_effect_is_unchanged() -> None:
