@@ -18,17 +18,18 @@ import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from noisefloor.exit_policy import exit_code_for  # noqa: E402
 from noisefloor.records import CaseBand, ScorerBand  # noqa: E402
+from noisefloor.report.model import ComparedCase  # noqa: E402
 from noisefloor.rules import get_rule  # noqa: E402
 from noisefloor.settings import RuleName, RuleSettings  # noqa: E402
-from noisefloor.verdict import Verdict, exit_code_for  # noqa: E402
+from noisefloor.verdict import Verdict  # noqa: E402
 
 M = 50
 RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)
@@ -62,18 +63,20 @@ def _band(case_id: str, n: int, k: int, values: list[float] | None = None) -> Ca
 def _binary_compare(rule: RuleName, kb: int, kc: int, n: int) -> bytes:
     """Binary cases depend only on the counts: compare once per (rule, kb, kc, n)."""
     return orjson.dumps(
-        get_rule(rule).compare("c", _band("c", n, kb), _band("c", n, kc), RuleSettings(rule=rule))
+        get_rule(rule)
+        .compare("c", _band("c", n, kb), _band("c", n, kc), RuleSettings(rule=rule))
+        .dump()
     )
 
 
-def _decide(rule: RuleName, cases: list[dict[str, Any]]) -> tuple[bool, bool]:
+def _decide(rule: RuleName, cases: list[ComparedCase]) -> tuple[bool, bool]:
     """(the suite fails, case 0 is flagged regressed)."""
     decided, _ = get_rule(rule).decide(cases, RuleSettings(rule=rule))
     counts: dict[str, int] = {}
     for case in decided:
-        counts[case["verdict"]] = counts.get(case["verdict"], 0) + 1
+        counts[case.verdict.value] = counts.get(case.verdict.value, 0) + 1
     failed = exit_code_for(counts, strict=False) != 0
-    return failed, decided[0]["verdict"] == Verdict.REGRESSED.value
+    return failed, decided[0].verdict is Verdict.REGRESSED
 
 
 def _null_rates(rng: np.random.Generator) -> np.ndarray:
@@ -93,8 +96,8 @@ def binary_suite(
     kb, kc = rng.binomial(n, pb), rng.binomial(n, pc)
     cases = []
     for i in range(M):
-        case = orjson.loads(_binary_compare(rule, int(kb[i]), int(kc[i]), n))
-        case["case_id"] = f"case-{i:02d}"
+        case = ComparedCase.model_validate_json(_binary_compare(rule, int(kb[i]), int(kc[i]), n))
+        case.case_id = f"case-{i:02d}"
         cases.append(case)
     return _decide(rule, cases)
 
@@ -120,8 +123,8 @@ def continuous_suite(
                 settings,
             )
         else:  # deterministic cases are all alike: compare one once
-            case = orjson.loads(_constant_compare(rule, n))
-        case["case_id"] = f"case-{i:02d}"
+            case = ComparedCase.model_validate_json(_constant_compare(rule, n))
+        case.case_id = f"case-{i:02d}"
         cases.append(case)
     return _decide(rule, cases)
 
@@ -130,9 +133,9 @@ def continuous_suite(
 def _constant_compare(rule: RuleName, n: int) -> bytes:
     zeros = [0.0] * n
     return orjson.dumps(
-        get_rule(rule).compare(
-            "c", _band("c", n, n, zeros), _band("c", n, n, zeros), RuleSettings(rule=rule)
-        )
+        get_rule(rule)
+        .compare("c", _band("c", n, n, zeros), _band("c", n, n, zeros), RuleSettings(rule=rule))
+        .dump()
     )
 
 

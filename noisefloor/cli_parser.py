@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import UsageError
-from noisefloor.settings import MIN_EFFECT, REPEATS, RuleName, RuleSettings
+from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, REPEATS, RuleName, RuleSettings
 
 if TYPE_CHECKING:
     pass
@@ -172,13 +172,18 @@ def _rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") 
         metavar="X",
         help="smallest change called a regression: a pass rate for exact "
         f"({MIN_EFFECT[RuleName.EXACT]:.2f}) and wilson ({MIN_EFFECT[RuleName.WILSON]:.2f}); "
-        f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g})",
+        f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g}). "
+        "A scorer's own `min_effect` in the suite comes first; for a number scorer it is in "
+        "score units. Under exact a number scorer's worsening that is not significant is "
+        "inconclusive only while its 95%% interval reaches that min_effect (without one: "
+        f"{RELATIVE_EFFECT * 100:g}%% of the baseline mean's magnitude), else unchanged",
     )
     parser.add_argument(
         "--suspect-drop",
         type=_non_negative,
         metavar="X",
-        help="a pass-rate drop this large that is not significant is inconclusive "
+        help="a pass-rate drop this large that is not significant is inconclusive, while its "
+        "95%% interval still reaches min_effect "
         f"(default: the suite's defaults.suspect_drop, else {RuleSettings.suspect_drop:.2f})",
     )
     parser.add_argument(

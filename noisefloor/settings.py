@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "MIN_EFFECT",
+    "RELATIVE_EFFECT",
     "REPEATS",
     "VALUE_MIN_EFFECT",
     "RuleName",
@@ -36,8 +37,12 @@ class RuleName(enum.StrEnum):
 
 #: Repeats per case when neither a flag nor the suite sets them.
 REPEATS = 5
-#: Smallest change of a continuous score called a regression, in score units.
+#: Smallest change of a continuous score called a regression, in score units. 0 states no
+#: effect: any significant worsening regresses.
 VALUE_MIN_EFFECT = 0.0
+#: With no min_effect, the worsening of a continuous score that rule exact still calls worth more
+#: repeats, as a share of the baseline mean's magnitude (Perfherder's default alert magnitude).
+RELATIVE_EFFECT = 0.02
 #: The rule-wide `min_effect` when neither a flag nor the suite sets one: a pass rate for exact
 #: and wilson; score units for band, whose pass rates have a clause of their own (min_rate_drop).
 MIN_EFFECT = {RuleName.EXACT: 0.10, RuleName.BAND: VALUE_MIN_EFFECT, RuleName.WILSON: 0.20}

@@ -87,6 +87,11 @@ class ValuesEvidence(Part):
     pooled_sd: float | None = None
     diff_sd: float | None = None
     threshold: float | None = None
+    worse_end: float | None = None
+    """How much worse the candidate may be: the worse end of the 95% Welch interval."""
+    relevant_effect: float | None = None
+    """A non-significant worsening is inconclusive only while `worse_end` reaches this: the
+    scorer's min_effect, else `RELATIVE_EFFECT` of the baseline mean's magnitude."""
 
 
 class ScorerDefinition(Part):

@@ -25,7 +25,7 @@ from noisefloor.report.model import (
     ValidCounts,
     ValuesEvidence,
 )
-from noisefloor.settings import RuleName, RuleSettings
+from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["ExactRule"]
@@ -129,6 +129,49 @@ class _Tested:
 def _pmin(test: PendingTest) -> float:
     assert test.pmin is not None, "a discrete test has its smallest attainable p"
     return test.pmin
+
+
+def _value_verdict(
+    tests: dict[str, _Tested], values: ValuesEvidence, cme: float, mean_b: float, shown: str
+) -> tuple[Verdict, str]:
+    """The verdict of a Welch test on varying values.
+
+    Significant and at least `cme` (the scorer's min_effect, score units) is a regression or an
+    improvement. A worsening that is not significant is inconclusive only where more repeats
+    could still show one that matters: it is at least `cme` and half a pooled sd, and the worse
+    end of the 95% interval reaches the relevant effect (`cme`, else `RELATIVE_EFFECT` of the
+    baseline mean's magnitude); otherwise it is unchanged.
+    """
+    worse, better = tests["worse"], tests["better"]
+    assert values.welch_ci is not None and values.diff is not None
+    low, high = values.welch_ci
+    assert low is not None and high is not None
+    higher_better = values.direction != "lower_is_better"
+    bad = -values.diff if higher_better else values.diff  # how much worse the candidate is
+    worse_end = -low if higher_better else high
+    relevant = cme if cme > 0 else RELATIVE_EFFECT * abs(mean_b)
+    values.threshold = _r(worse.threshold)
+    values.worse_end = _r(worse_end)
+    values.relevant_effect = _r(relevant)
+    if worse.rejected and bad >= cme:
+        return Verdict.REGRESSED, f"{shown} (Welch p={worse.p:.3g} <= {worse.threshold:.3g})"
+    if better.rejected and -bad >= cme:
+        return Verdict.IMPROVED, f"{shown} (Welch p={better.p:.3g} <= {better.threshold:.3g})"
+    suspect = bad > stats.TOL and bad >= max(cme, 0.5 * (values.pooled_sd or 0.0))
+    stated = f"min_effect {cme:g}" if cme > 0 else f"{relevant:.3g} (no min_effect set)"
+    if suspect and worse_end >= relevant - stats.TOL:
+        return (
+            Verdict.INCONCLUSIVE,
+            f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
+            f"{worse.threshold:.3g}); the 95% interval reaches {stated}: add repeats",
+        )
+    if suspect:
+        return (
+            Verdict.UNCHANGED,
+            f"{shown}: worse by {bad:.3g}, but the 95% interval (worse by at most "
+            f"{worse_end:.3g}) cannot reach {stated}",
+        )
+    return Verdict.UNCHANGED, f"{shown}, no significant change"
 
 
 class ExactRule:
@@ -344,12 +387,20 @@ class ExactRule:
             verdicts.append(
                 (Verdict.IMPROVED, f"pass rate {rate} (p={imp.p:.3g} <= {imp.threshold:.3g})")
             )
-        elif drop >= suspect - stats.TOL:
+        elif drop >= suspect - stats.TOL and -lo >= me - stats.TOL:
             verdicts.append(
                 (
                     Verdict.INCONCLUSIVE,
                     f"pass rate {rate}: a drop of {drop:.2f}, not significant at this N "
                     f"(p={reg.p:.3g} > {reg.threshold:.3g}); add repeats",
+                )
+            )
+        elif drop >= suspect - stats.TOL:
+            verdicts.append(
+                (
+                    Verdict.UNCHANGED,
+                    f"{rate}: a drop of {drop:.2f} whose 95% interval (at most {-lo:.2f}) "
+                    f"cannot reach min_effect {me:g}",
                 )
             )
         else:
@@ -378,38 +429,12 @@ class ExactRule:
                 else:
                     verdicts.append((Verdict.UNCHANGED, f"{shown}: constant and equal"))
             else:
-                worse, better = tests["worse"], tests["better"]
-                values.threshold = _r(worse.threshold)
-                if worse.rejected and bad >= cme:
-                    verdicts.append(
-                        (
-                            Verdict.REGRESSED,
-                            f"{shown} (Welch p={worse.p:.3g} <= {worse.threshold:.3g})",
-                        )
-                    )
-                elif better.rejected and -bad >= cme:
-                    verdicts.append(
-                        (
-                            Verdict.IMPROVED,
-                            f"{shown} (Welch p={better.p:.3g} <= {better.threshold:.3g})",
-                        )
-                    )
-                elif (
-                    bad > 0 and bad >= max(cme, 0.5 * (values.pooled_sd or 0.0)) and bad > stats.TOL
-                ):
-                    verdicts.append(
-                        (
-                            Verdict.INCONCLUSIVE,
-                            f"{shown}: worse by {bad:.3g}, not significant at this N",
-                        )
-                    )
-                else:
-                    verdicts.append((Verdict.UNCHANGED, f"{shown}, no significant change"))
+                verdicts.append(_value_verdict(tests, values, cme, b.mean, shown))
         verdict = worst([v for v, _ in verdicts])
         return ScorerReport(
             key=entry.key,
             verdict=verdict,
-            reason=next(r for v, r in verdicts if v is verdict),
+            reason=next(r for v, r in reversed(verdicts) if v is verdict),  # values speak first,
             baseline=b,
             candidate=c,
             evidence=evidence,

@@ -104,3 +104,15 @@ def test_record_shows_label_as_required_and_refuses_without_it(cli, tmp_path):
     result = cli("record", tmp_path / "missing.yaml")
     assert result.code == 3
     assert "--label" in result.err and "missing.yaml" not in result.err
+
+
+@pytest.mark.parametrize("command", ["check", "diff"])
+def test_min_effect_help_says_a_scorers_own_is_in_score_units(command):
+    """`--help` says where a number scorer's min_effect goes and what it changes."""
+    parsers = dict(_walk(build_parser()))
+    out = " ".join(parsers[f"noisefloor {command}"].format_help().split())
+
+    assert "A scorer's own `min_effect` in the suite comes first" in out
+    assert "for a number scorer it is in score units" in out
+    assert "inconclusive only while its 95% interval reaches that min_effect" in out
+    assert "2% of the baseline mean's magnitude" in out

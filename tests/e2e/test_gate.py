@@ -607,3 +607,42 @@ def test_pipeline_view_has_a_sample_task_per_repeat_done_when_its_file_exists(pr
     doit()
     assert calls(log) == 8
     assert all(path.stat().st_size > 0 for path in files)
+
+
+MODULARITY = """import json, sys
+NOISE = [0.0, 0.002, -0.002, 0.001, -0.001, 0.0015, -0.0015, 0.0005]
+repeat = int(sys.argv[sys.argv.index("--repeat") + 1])
+print(json.dumps({"modularity": MEAN + NOISE[repeat % len(NOISE)]}))
+"""
+
+
+def test_strict_with_a_number_scorer_is_inconclusive_only_where_the_interval_reaches_an_effect(
+    cli, project
+):
+    """A noisy score worse by 0.0009, no min_effect: its interval rules out 2% of the mean, so
+    --strict passes. With min_effect 0.0005 it can still be a regression that matters: exit 1."""
+    target = project / "fake_target.py"
+    target.write_text("MEAN = 0.566\n" + MODULARITY)
+    case = {
+        "id": "karate",
+        "input": "karate club",
+        "scorers": [{"type": "json_path_number", "path": "modularity"}],
+    }
+    suite = fake_suite(project, [case], repeats=8)
+    assert cli("check", suite).code == 0  # adopts the baseline
+    target.write_text("MEAN = 0.5651\n" + MODULARITY)
+
+    tiny = cli("check", suite, "--strict", "--format", "json")
+
+    assert tiny.code == 0, tiny.out
+    assert tiny.json()["counts"] == {"unchanged": 1}
+    assert "cannot reach" in tiny.json()["cases"][0]["scorers"][0]["reason"]
+    doc = yaml.safe_load(suite.read_text())
+    doc["cases"][0]["scorers"][0]["min_effect"] = 0.0005
+    suite.write_text(yaml.safe_dump(doc))
+
+    stated = cli("check", suite, "--strict", "--format", "json")
+
+    assert stated.code == 1, stated.out
+    assert stated.json()["counts"] == {"inconclusive": 1}
+    assert "reaches min_effect 0.0005" in stated.json()["cases"][0]["reason"]

@@ -890,3 +890,97 @@ def test_every_rule_pairs_scorers_through_the_shared_walk(
     band = case_band(scorer_band(3, 5))
     get_rule(rule).compare("c", band, band, RuleSettings(rule=rule))
     assert seen == [rule.value]
+
+
+# A Louvain-like modularity score: noise of about 0.0015 around 0.566 on both sides.
+NOISE = [0.0, 0.002, -0.002, 0.001, -0.001, 0.0015, -0.0015, 0.0005, -0.0005, 0.0]
+
+
+def modularity(mean: float) -> ScorerBand:
+    return continuous([round(mean + e, 6) for e in NOISE])
+
+
+def test_exact_continuous_tiny_worsening_with_no_min_effect_is_unchanged() -> None:
+    """Worse by 0.0009 and more than half a pooled sd, not significant: the 95% interval rules
+    out a worsening of 2% of the mean (0.0113), so more repeats would not find one that matters."""
+    base, cand = modularity(0.566), modularity(0.5651)
+
+    cases, _ = exact([(case_band(base), case_band(cand))])
+    (entry,) = cases["c"]["scorers"]
+
+    values = entry["evidence"]["values"]
+    assert values["diff_sd"] < -0.5
+    assert values["p_worse"] > values["threshold"]
+    assert values["relevant_effect"] == pytest.approx(0.02 * 0.566, rel=1e-4)
+    assert values["worse_end"] < values["relevant_effect"]
+    assert cases["c"]["verdict"] == "unchanged"
+    assert "cannot reach 0.0113 (no min_effect set)" in entry["reason"]
+
+
+def test_exact_continuous_worsening_whose_interval_reaches_the_relevant_effect_is_inconclusive() -> (
+    None
+):
+    """Noise ten times larger: the same kind of worsening can no longer rule out 2% of the mean,
+    nor a min_effect the interval reaches; a min_effect it cannot reach makes it unchanged."""
+    base = continuous([round(0.566 + 10 * e, 6) for e in NOISE])
+    cand = continuous([round(0.557 + 10 * e, 6) for e in NOISE])
+    pair = [(case_band(base), case_band(cand))]
+
+    cases, _ = exact(pair)
+    (entry,) = cases["c"]["scorers"]
+
+    assert (
+        entry["evidence"]["values"]["worse_end"] >= entry["evidence"]["values"]["relevant_effect"]
+    )
+    assert cases["c"]["verdict"] == "inconclusive"
+    assert "reaches 0.0113 (no min_effect set)" in entry["reason"]
+    reach = exact(pair, gates={base.label: ScorerGate(min_effect=0.005)})[0]["c"]
+    assert reach["verdict"] == "inconclusive"
+    assert "reaches min_effect 0.005" in reach["reason"]
+    beyond = exact(pair, gates={base.label: ScorerGate(min_effect=0.05)})[0]["c"]
+    assert beyond["verdict"] == "unchanged"
+
+
+def test_exact_continuous_worsening_below_a_stated_min_effect_is_unchanged() -> None:
+    base, cand = modularity(0.566), modularity(0.5651)
+    gates = {base.label: ScorerGate(min_effect=0.01)}
+
+    cases, _ = exact([(case_band(base), case_band(cand))], gates=gates)
+
+    assert cases["c"]["verdict"] == "unchanged"
+    assert cases["c"]["scorers"][0]["evidence"]["values"]["relevant_effect"] == 0.01
+
+
+def test_exact_continuous_clear_worsening_is_regressed_whatever_the_relevant_effect() -> None:
+    """Significant is regressed: the relevant effect only decides what is worth more repeats."""
+    base, cand = modularity(0.566), modularity(0.56)
+
+    assert exact([(case_band(base), case_band(cand))])[0]["c"]["verdict"] == "regressed"
+
+
+def test_exact_continuous_scores_around_zero_keep_the_half_sd_suspect_rule() -> None:
+    """With a baseline mean near 0 the relevant effect is near 0: a worsening of half a pooled sd
+    or more that is not significant stays inconclusive."""
+    base = continuous([10 * e for e in NOISE])
+    cand = continuous([10 * e - 0.009 for e in NOISE])
+
+    cases, _ = exact([(case_band(base), case_band(cand))])
+
+    assert cases["c"]["verdict"] == "inconclusive"
+    assert exact([(case_band(base), case_band(continuous([10 * e - 0.002 for e in NOISE])))])[0][
+        "c"
+    ]["verdict"] == ("unchanged")
+
+
+def test_exact_pass_rate_drop_whose_interval_cannot_reach_min_effect_is_unchanged() -> None:
+    """200/200 -> 180/200 with suspect_drop below min_effect: the Newcombe interval of the drop
+    ends near 0.15, short of 0.3, so it is unchanged rather than inconclusive."""
+    settings = {"min_effect": 0.3, "suspect_drop": 0.05}
+
+    cases, _ = exact([binary_pair(200, 200, 180, 200)], **settings)
+    (entry,) = cases["c"]["scorers"]
+
+    assert -entry["evidence"]["newcombe"][0] < 0.3
+    assert cases["c"]["verdict"] == "unchanged"
+    # the same drop at 10 repeats has an interval reaching 0.3: inconclusive
+    assert exact([binary_pair(10, 10, 9, 10)], **settings)[0]["c"]["verdict"] == "inconclusive"
