@@ -1,0 +1,32 @@
+"""The benchmarks still run on the code as it is: each is started on a tiny input in a real
+process. Their figures are measured by hand (README), never asserted here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "expected"),
+    [
+        ("calibration.py", ["--suites", "5", "--repeats", "3", "--workers", "1"], "| exact | 3 |"),
+        ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
+        ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
+    ],
+)
+def test_a_bench_runs_on_a_tiny_input(script: str, args: list[str], expected: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert expected in proc.stdout
