@@ -140,7 +140,11 @@ async def _take(
     redactor: Redactor,
     on_sample: Callable[[Pending, str], None] | None,
     on_written: OnWritten | None,
+    started: list[asyncio.Task[Any]],
 ) -> int:
+    this = asyncio.current_task()
+    assert this is not None
+    started.append(this)
     semaphore = asyncio.Semaphore(jobs)
     # Blocking targets run in threads: one per job, not the default handful of threads.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=jobs))
@@ -162,6 +166,7 @@ async def _take(
             on_sample(item, sample.outcome.value)
 
     tasks = [asyncio.ensure_future(one(item)) for item in pending]
+    started.extend(tasks)
     try:
         await asyncio.gather(*tasks)
     finally:
@@ -191,6 +196,25 @@ def take_samples(
     """
     if not pending:
         return 0
-    return asyncio.run(
-        _take(store, target, pending, max(1, jobs), redactor or Redactor(), on_sample, on_written)
-    )
+    started: list[asyncio.Task[Any]] = []
+    try:
+        return asyncio.run(
+            _take(
+                store,
+                target,
+                pending,
+                max(1, jobs),
+                redactor or Redactor(),
+                on_sample,
+                on_written,
+                started,
+            )
+        )
+    except BaseException:
+        # An interruption (Ctrl-C, SIGTERM) raised inside a task is stored on that task as well as
+        # raised here; mark it seen, or the collector later logs "Task exception was never
+        # retrieved" from wherever it happens to run.
+        for task in started:
+            if task.done() and not task.cancelled():
+                task.exception()
+        raise

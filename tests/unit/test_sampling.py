@@ -4,6 +4,8 @@ failing write or an interruption does to the samples already taken."""
 from __future__ import annotations
 
 import errno
+import gc
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -90,6 +92,23 @@ def test_a_failed_write_stops_the_run_with_its_error(tmp_path: Path) -> None:
     kept = [p for p in pending if p.path.exists()]
     assert len(kept) >= 2  # the writes before the failure stay
     assert all(orjson.loads(p.path.read_bytes())["outcome"] == "ok" for p in kept)
+
+
+def test_an_interrupted_run_leaves_no_unretrieved_task_exception(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the collector would log it from wherever it runs next (once: inside pytest's own compile)
+    store = Store(tmp_path)
+    pending = pending_samples(store, _cases(store, 2, 2))
+
+    def answer(question: str, case_id: str, repeat: int) -> str:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        take_samples(store, FunctionTarget(answer), pending, jobs=1)
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        gc.collect()
+    assert [r.getMessage() for r in caplog.records] == []
 
 
 def test_an_interrupted_run_keeps_every_sample_it_finished(tmp_path: Path) -> None:
