@@ -89,16 +89,18 @@ def one_line(text: str, limit: int = EXCERPT_CHARS) -> str:
     return "".join(out)
 
 
-def _example(repeat: RepeatScore, path: Path) -> FailingExample:
-    sample = read_sample(path)
-    output = sample.output.text.strip()
-    stderr = ""
-    if not output and sample.stderr is not None:
-        lines = [line for line in sample.stderr.text.splitlines() if line.strip()]
-        stderr = one_line(lines[-1].strip()) if lines else ""
-    return FailingExample(
-        repeat=repeat.repeat, output=one_line(output), stderr=stderr, detail=repeat.detail
-    )
+def _example(repeat: RepeatScore, path: Path, quoted: dict[int, tuple[str, str]]) -> FailingExample:
+    """One failing repeat as a report quotes it; `quoted` holds the repeats already read."""
+    if repeat.repeat not in quoted:
+        sample = read_sample(path)
+        output = sample.output.text.strip()
+        stderr = ""
+        if not output and sample.stderr is not None:
+            lines = [line for line in sample.stderr.text.splitlines() if line.strip()]
+            stderr = one_line(lines[-1].strip()) if lines else ""
+        quoted[repeat.repeat] = (one_line(output), stderr)
+    output, stderr = quoted[repeat.repeat]
+    return FailingExample(repeat=repeat.repeat, output=output, stderr=stderr, detail=repeat.detail)
 
 
 def score_case(case_id: str, use: ScorerUse, sample_paths: Sequence[Path]) -> ScoreFile:
@@ -176,6 +178,8 @@ def band_case(
     """
     first = scores[0].repeats if scores else []
     outcomes = Counter(r.outcome for r in first)
+    # scorers of one case often fail on the same repeat: read each quoted sample once
+    quoted: dict[int, tuple[str, str]] = {}
     errors = _top([r.detail for r in first if r.outcome != Outcome.OK.value])
     bands = []
     for score in scores:
@@ -214,7 +218,7 @@ def band_case(
                 values=[float(v) for v in values],
                 reliable=all(r.reliable for r in score.repeats),
                 details=_top(failing),
-                example=_example(first_fail, sample_paths[first_fail.repeat])
+                example=_example(first_fail, sample_paths[first_fail.repeat], quoted)
                 if first_fail is not None
                 else None,
             )
