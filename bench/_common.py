@@ -5,6 +5,7 @@ Benchmarks print ratios against a reference measured in the same run: absolute t
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -92,3 +93,12 @@ def write_suite(
     path = directory / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
     return path
+
+
+def cached_suite_args(doc: str | None) -> argparse.Namespace:
+    """The arguments of the benches over a cached suite of `echo`: its size and the rounds."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    return parser.parse_args()

@@ -6,7 +6,6 @@ Usage: python bench/noop.py [--cases 2000] [--repeats 5] [--rounds 3]. Target: u
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -14,15 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import median, noisefloor, write_suite  # noqa: E402
+from _common import cached_suite_args, median, noisefloor, write_suite  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cases", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = cached_suite_args(__doc__)
     echo = shutil.which("echo") or "/bin/echo"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
