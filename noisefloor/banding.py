@@ -103,14 +103,16 @@ def _example(repeat: RepeatScore, path: Path, quoted: dict[int, tuple[str, str]]
     return FailingExample(repeat=repeat.repeat, output=output, stderr=stderr, detail=repeat.detail)
 
 
-def score_case(case_id: str, use: ScorerUse, sample_paths: Sequence[Path]) -> ScoreFile:
-    """Apply one scorer to every repeat of one case."""
+def score_case(
+    case_id: str, use: ScorerUse, sample_paths: Sequence[Path], start: int = 0
+) -> ScoreFile:
+    """Apply one scorer to every repeat of one case: `sample_paths` hold repeats `start`, ..."""
     scorer = build_scorer(use)
     current = use.model_copy(
         update={"impl_hash": scorer.spec.impl_hash, "params": scorer.spec.params}
     )
     repeats: list[RepeatScore] = []
-    for repeat, path in enumerate(sample_paths):
+    for repeat, path in enumerate(sample_paths, start):
         sample = read_sample(path)
         if sample.outcome is Outcome.INFRA:
             repeats.append(
@@ -168,12 +170,17 @@ def _top(details: Sequence[str], limit: int = 5) -> list[str]:
 
 
 def band_case(
-    case_id: str, case_key: str, scores: Sequence[ScoreFile], sample_paths: Sequence[Path] = ()
+    case_id: str,
+    case_key: str,
+    scores: Sequence[ScoreFile],
+    sample_paths: Sequence[Path] = (),
+    start: int = 0,
 ) -> CaseBand:
     """Collapse every scorer's repeats of one case into counts and values.
 
     Every score file records each repeat's outcome, so the case's outcomes come from the first.
-    Given the case's sample files, each scorer's first failing repeat is quoted from its sample
+    Given the case's sample files (repeats `start`, ...), each scorer's first failing repeat is
+    quoted from its sample
     (samples never change, so the band stays a function of its score files).
     """
     first = scores[0].repeats if scores else []
@@ -195,7 +202,7 @@ def band_case(
                 r
                 for r in score.repeats
                 if r.status in (RepeatStatus.FAIL, RepeatStatus.TARGET_ERROR)
-                and r.repeat < len(sample_paths)
+                and 0 <= r.repeat - start < len(sample_paths)
             ),
             None,
         )
@@ -218,7 +225,7 @@ def band_case(
                 values=[float(v) for v in values],
                 reliable=all(r.reliable for r in score.repeats),
                 details=_top(failing),
-                example=_example(first_fail, sample_paths[first_fail.repeat], quoted)
+                example=_example(first_fail, sample_paths[first_fail.repeat - start], quoted)
                 if first_fail is not None
                 else None,
             )

@@ -37,9 +37,11 @@ SHARD_SIZE = 256
 
 
 def sset_id(case: CaseRecord) -> str:
-    """The sample set of a case in a run: target version, input, epoch and repeat count."""
+    """The sample set of a case in a run: target version, input, epoch and the repeats its
+    verdict rests on."""
     *_, target_key, epoch, _case_id, case_key = Path(case.sample_dir).parts
-    return f"{target_key}-{epoch}-{case_key}-n{case.repeats}"
+    first = f"-s{case.start}" if case.start else ""
+    return f"{target_key}-{epoch}-{case_key}{first}-n{case.repeats}"
 
 
 def missing_samples(store: Store, cases: Sequence[CaseRecord]) -> list[Path]:
@@ -64,13 +66,13 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
     paths = store.sample_paths(case)
     # the gate thresholds tune verdicts, not scores: they are neither in the file nor its name
     scorer = use.model_copy(update={"min_effect": None, "suspect_drop": None})
-    store.write_bytes(Path(out), _dump(score_case(case.case_id, scorer, paths)))
+    store.write_bytes(Path(out), _dump(score_case(case.case_id, scorer, paths, case.start)))
     return True
 
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
     scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
-    band = band_case(case.case_id, case.case_key, scores, store.sample_paths(case))
+    band = band_case(case.case_id, case.case_key, scores, store.sample_paths(case), case.start)
     store.write_bytes(Path(out), _dump(band))
     return True
 
@@ -167,7 +169,7 @@ def band_tasks(
         sset = sset_id(case)
         sample_tasks = []
         if sample_action is not None:
-            for repeat, path in enumerate(store.sample_files(case)):
+            for repeat, path in enumerate(store.sample_files(case), case.start):
                 sample_tasks.append(f"sample:{suite}:{case.case_id}@{sset}:r{repeat}")
                 # a bool, not a callable: doit inspects a callable's signature once per task,
                 # and tasks are loaded right before their status is checked

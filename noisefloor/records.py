@@ -58,9 +58,12 @@ class CaseRecord(_Record):
     """Hash of what the target receives for this case (input and id)."""
     input: str
     repeats: int
-    """Repeats the run rests on: r0 up to r<repeats-1> in the sample directory."""
+    """Repeats the run took: r0 up to r<repeats-1> in the sample directory."""
     first_repeat: int = 0
     """Repeats below this one were taken by earlier runs of the run's label (`pooled_runs`)."""
+    start: int = 0
+    """The first repeat the verdict rests on (r<start> up to r<repeats-1>): a sequential check
+    confirms a case on the repeats after its screen, a deep baseline keeps its newest repeats."""
     sample_dir: str
     """Directory of the sample files, relative to the store root."""
     tags: list[str] = []

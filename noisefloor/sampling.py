@@ -50,7 +50,7 @@ def pending_samples(
     inputs = inputs or {}
     out = []
     for case in cases:
-        for repeat, file in enumerate(store.sample_files(case)):
+        for repeat, file in enumerate(store.sample_files(case), case.start):
             if not has_sample(file):
                 out.append(Pending(case, repeat, Path(file), inputs.get(case.case_id, case.input)))
     # Interleave cases (repeat 0 of every case first) so that an interrupted run has

@@ -107,15 +107,16 @@ class Store(RootedFiles):
         return sample_dir / f"r{repeat}.json"
 
     def sample_files(self, case: CaseRecord) -> list[str]:
-        """The file of each repeat of one case of a run, in repeat order (`sample_path`'s names).
+        """The file of each repeat a case's verdict rests on, in repeat order (`sample_path`'s
+        names): r<start> up to r<repeats-1>.
 
         Plain strings: comparisons stat every sample of both runs, thousands of them.
         """
         prefix = os.path.join(self.abs(case.sample_dir), "r")
-        return [f"{prefix}{repeat}.json" for repeat in range(case.repeats)]
+        return [f"{prefix}{repeat}.json" for repeat in range(case.start, case.repeats)]
 
     def sample_paths(self, case: CaseRecord) -> list[Path]:
-        """The file of each repeat of one case of a run, in repeat order."""
+        """The file of each repeat a case's verdict rests on, in repeat order."""
         return [Path(file) for file in self.sample_files(case)]
 
     def derived_dir(self, kind: str, suite: str, *parts: str) -> Path:

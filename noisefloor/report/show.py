@@ -27,7 +27,7 @@ def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str
     ]
     for case in cases:
         out.append(f"\n== {case.case_id}  input: {case.input!r}")
-        for repeat, path in enumerate(store.sample_paths(case)):
+        for repeat, path in enumerate(store.sample_paths(case), case.start):
             if not path.exists():
                 out.append(f"-- repeat {repeat}: (no sample: the run was interrupted before it)")
                 continue
