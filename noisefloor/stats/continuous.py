@@ -35,7 +35,8 @@ class WelchResult:
     diff: float
     #: ``diff / se``; +-inf or 0 when both arms are constant.
     t: float
-    #: Welch-Satterthwaite degrees of freedom; nan when both arms are constant.
+    #: Welch-Satterthwaite degrees of freedom, at most Hsu's min(n) - 1 when the arms' sizes
+    #: differ; nan when both arms are constant.
     df: float
     #: One-sided p-value that the candidate mean is lower.
     p_lower: float
@@ -89,6 +90,12 @@ def welch(b: Sequence[float], c: Sequence[float], level: float = 0.95) -> WelchR
     se2 = q_b + q_c
     se = math.sqrt(se2)
     df = se2 * se2 / (q_b * q_b / (n_b - 1) + q_c * q_c / (n_c - 1))
+    if n_b != n_c:
+        # With arms of different sizes, a small arm whose variance comes out low by chance
+        # pushes Satterthwaite's df toward the large arm's just when t is inflated: the far
+        # tail a corrected test reads turned liberal (5 repeats against 30: 2.7% false alarms
+        # at a 0.5% level, bench/calibration.py). Hsu's df, min(n) - 1, is conservative.
+        df = min(df, float(min(n_b, n_c) - 1))
     t = diff / se
     half = float(stdtrit(df, 0.5 + level / 2.0)) * se
     return WelchResult(
