@@ -6,7 +6,12 @@ deterministic cases, 30% noisy N(0, 1)), builds the bands both sides would produ
 rule's `compare` and `decide` for verdicts. Prints, per rule and N: the share of unchanged suites
 that fail (exit 1 or 2), and the share of suites in which a changed case is flagged regressed.
 
-Usage: python bench/calibration.py [--suites 2000] [--seed 1]
+The sequential design of `check` runs through the same code a check runs (`noisefloor.sequential`
+and the rule): every case screened at 5 candidate repeats against a deep baseline, the cases in
+doubt confirmed on fresh repeats up to 30; it also prints the mean candidate repeats per case on
+unchanged suites, and the repeats spent on the changed case.
+
+Usage: python bench/calibration.py [--suites 2000] [--seed 1] [--depth 30]
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from noisefloor.exit_policy import exit_code_for  # noqa: E402
 from noisefloor.records import CaseBand, ScorerBand  # noqa: E402
-from noisefloor.report.model import ComparedCase  # noqa: E402
+from noisefloor.report.model import CaseReport, ComparedCase, Sequential  # noqa: E402
 from noisefloor.rules import get_rule  # noqa: E402
+from noisefloor.sequential import Design, Stop, combine, doubt_order  # noqa: E402
 from noisefloor.settings import RuleName, RuleSettings  # noqa: E402
 from noisefloor.verdict import Verdict  # noqa: E402
 
@@ -139,6 +145,146 @@ def _constant_compare(rule: RuleName, n: int) -> bytes:
     )
 
 
+@cache
+def _pair_compare(kb: int, nb: int, kc: int, nc: int) -> bytes:
+    """A binary case of the sequential design: counts on each side, unequal repeats."""
+    rule = get_rule(RuleName.EXACT)
+    return orjson.dumps(rule.compare("c", _band("c", nb, kb), _band("c", nc, kc), SEQ).dump())
+
+
+SEQ = RuleSettings(rule=RuleName.EXACT)
+DESIGN = Design()
+
+
+def _judged(cases: list[ComparedCase], settings: RuleSettings) -> list[CaseReport]:
+    decided, _ = get_rule(RuleName.EXACT).decide(cases, settings)
+    return decided
+
+
+def _named(raw: bytes, i: int) -> ComparedCase:
+    case = ComparedCase.model_validate_json(raw)
+    case.case_id = f"case-{i:02d}"
+    return case
+
+
+def sequential_suite(
+    depth: int,
+    screen: int,
+    cap: int,
+    rng: np.random.Generator,
+    draw: Callable[[int, int, int, np.random.Generator], ComparedCase],
+) -> tuple[bool, bool, int, int]:
+    """One suite through the sequential design: (fails, case 0 regressed, candidate repeats,
+    candidate repeats of case 0). `draw(i, n_b, n_c, rng)` compares case i's fresh draws."""
+    screened, summary = get_rule(RuleName.EXACT).decide(
+        [draw(i, depth, screen, rng) for i in range(M)], DESIGN.screen(SEQ)
+    )
+    doubt = doubt_order(screened)
+    confirmed = {}
+    if doubt:
+        fresh = [draw(int(cid[5:]), depth, cap - screen, rng) for cid in doubt]
+        confirmed = {c.case_id: c for c in _judged(fresh, DESIGN.confirm(SEQ, summary))}
+    stops = {cid: Stop.CAP for cid in doubt}
+    evidence = {
+        c.case_id: Sequential(
+            baseline_repeats=depth,
+            candidate_repeats=cap if c.case_id in stops else screen,
+            screen=screen,
+            verdict_repeats=cap - screen if c.case_id in stops else screen,
+        )
+        for c in screened
+    }
+    final = combine(screened, confirmed, stops, evidence)
+    counts: dict[str, int] = {}
+    for case in final:
+        counts[case.verdict.value] = counts.get(case.verdict.value, 0) + 1
+    zero = next(c for c in final if c.case_id == "case-00")
+    assert zero.sequential is not None
+    calls = sum(c.sequential.candidate_repeats for c in final if c.sequential is not None)
+    return (
+        exit_code_for(counts, strict=False) != 0,
+        zero.verdict is Verdict.REGRESSED,
+        calls,
+        zero.sequential.candidate_repeats,
+    )
+
+
+def binary_draws(
+    change: tuple[float, float] | None, rng: np.random.Generator
+) -> Callable[..., ComparedCase]:
+    """Case i's baseline is drawn once per suite (the deep baseline), its candidate per look."""
+    pb = _null_rates(rng)
+    pc = pb.copy()
+    if change is not None:
+        pb[0], pc[0] = change
+    baseline: dict[int, int] = {}
+
+    def draw(i: int, nb: int, nc: int, r: np.random.Generator) -> ComparedCase:
+        kb = baseline.setdefault(i, int(r.binomial(nb, pb[i])))
+        return _named(_pair_compare(kb, nb, int(r.binomial(nc, pc[i])), nc), i)
+
+    return draw
+
+
+def continuous_draws(shift: float | None, rng: np.random.Generator) -> Callable[..., ComparedCase]:
+    noisy = rng.random(M) < 0.30
+    if shift is not None:
+        noisy[0] = True
+    baseline: dict[int, list[float]] = {}
+    rule = get_rule(RuleName.EXACT)
+
+    def draw(i: int, nb: int, nc: int, r: np.random.Generator) -> ComparedCase:
+        if not noisy[i]:
+            return _named(_constant_pair(nb, nc), i)
+        b = baseline.setdefault(i, list(map(float, r.normal(size=nb))))
+        c = r.normal(size=nc) - (shift if (shift is not None and i == 0) else 0.0)
+        case = rule.compare(
+            "c", _band("c", nb, nb, b), _band("c", nc, nc, list(map(float, c))), SEQ
+        )
+        case.case_id = f"case-{i:02d}"
+        return case
+
+    return draw
+
+
+@cache
+def _constant_pair(nb: int, nc: int) -> bytes:
+    rule = get_rule(RuleName.EXACT)
+    return orjson.dumps(
+        rule.compare(
+            "c", _band("c", nb, nb, [0.0] * nb), _band("c", nc, nc, [0.0] * nc), SEQ
+        ).dump()
+    )
+
+
+def sequential_row(cell: tuple[int, int, int, int, int]) -> list[str]:
+    """The sequential design's row: FAR, power per change, candidate repeats per case."""
+    depth, screen, cap, suites, seed = cell
+    rng = np.random.default_rng(seed)
+
+    def run(
+        draws: Callable[..., Callable[..., ComparedCase]], change: object
+    ) -> list[tuple[bool, bool, int, int]]:
+        return [
+            sequential_suite(depth, screen, cap, rng, draws(change, rng)) for _ in range(suites)
+        ]
+
+    null_b = run(binary_draws, None)
+    null_c = run(continuous_draws, None)
+    row = [f"exact, sequential (baseline {depth})", f"{screen}-{cap}"]
+    row.append(f"{100 * np.mean([r[0] for r in null_b]):.1f}%")
+    row.append(f"{100 * np.mean([r[0] for r in null_c]):.1f}%")
+    spent = []
+    for _, p_b, p_c in BINARY_CHANGES:
+        results = run(binary_draws, (p_b, p_c))
+        row.append(f"{100 * np.mean([r[1] for r in results]):.1f}%")
+        spent.append(f"{np.mean([r[3] for r in results]):.1f}")
+    row.append(f"{100 * np.mean([r[1] for r in run(continuous_draws, SHIFT_SD)]):.1f}%")
+    row.append(f"{np.mean([r[2] for r in null_b]) / M:.2f}")
+    row.append(" / ".join(spent))
+    return row
+
+
 def share(
     fn: Callable[[np.random.Generator], tuple[bool, bool]],
     suites: int,
@@ -176,6 +322,12 @@ def main() -> None:
     parser.add_argument(
         "--rules", nargs="+", default=[r.value for r in RULES], help="rules to simulate"
     )
+    parser.add_argument(
+        "--depth", type=int, default=30, help="deep baseline repeats of the sequential rows"
+    )
+    parser.add_argument(
+        "--screens", type=int, nargs="*", default=[5], help="screen sizes of the sequential rows"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     head = (
@@ -198,6 +350,21 @@ def main() -> None:
     with multiprocessing.get_context("fork").Pool(args.workers) as pool:
         for row in pool.imap(row_of, cells):
             print("| " + " | ".join(row) + " |", flush=True)
+        if args.screens:
+            print(
+                "\n# the sequential design of `check`: screen, then fresh repeats up to the cap "
+                "for cases in doubt; calls = mean candidate repeats per case on unchanged binary "
+                "suites; spent = mean candidate repeats on the changed case, per change\n"
+            )
+            head = [*head, "calls/case", "spent " + " / ".join(c[0] for c in BINARY_CHANGES)]
+            print("| " + " | ".join(head) + " |")
+            print("|" + "---|" * len(head))
+            seq_cells = [
+                (args.depth, screen, DESIGN.max_repeats, args.suites, args.seed * 7919 + screen)
+                for screen in args.screens
+            ]
+            for row in pool.imap(sequential_row, seq_cells):
+                print("| " + " | ".join(row) + " |", flush=True)
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from noisefloor import __version__
 from noisefloor.errors import UsageError
-from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, REPEATS, RuleName, RuleSettings
+from noisefloor.settings import (
+    BASELINE_REPEATS,
+    MAX_REPEATS,
+    MIN_EFFECT,
+    RELATIVE_EFFECT,
+    REPEATS,
+    RuleName,
+    RuleSettings,
+)
 
 if TYPE_CHECKING:
     pass
@@ -118,6 +126,45 @@ def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = Fals
         "--set-baseline", action="store_true", help="make this run the suite's baseline"
     )
     _endpoint_options(parser)
+
+
+def _sequential_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "sequential repeats",
+        "Without --repeats, a check screens every case at the suite's repeats and adds fresh "
+        "repeats only to the cases in doubt, against a deep baseline: every stored sample of "
+        "the baseline's target version counts. --repeats N takes N per case instead.",
+    )
+    group.add_argument(
+        "--max-repeats",
+        type=_positive,
+        metavar="N",
+        help=f"candidate repeats per case at most (suite `max_repeats`; default {MAX_REPEATS})",
+    )
+    group.add_argument(
+        "--max-calls",
+        type=_positive,
+        metavar="N",
+        help="samples the whole check may take (cached ones are free); cases left in doubt "
+        "are inconclusive",
+    )
+    _baseline_depth_options(group)
+
+
+def _baseline_depth_options(group: Any) -> None:
+    group.add_argument(
+        "--baseline-repeats",
+        type=_positive,
+        metavar="N",
+        help="the deep baseline's repeats per case, at most (suite `baseline_repeats`; "
+        f"default {BASELINE_REPEATS})",
+    )
+    group.add_argument(
+        "--baseline-max-age",
+        metavar="AGE",
+        help="leave out baseline samples older than AGE, e.g. 12h or 7d, for endpoints that "
+        "drift (suite `baseline_max_age`)",
+    )
 
 
 def _endpoint_options(parser: argparse.ArgumentParser) -> None:
@@ -268,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 3 instead of adopting when there is no baseline",
     )
+    _sequential_options(p)
     p.add_argument(
         "--adopt",
         action="store_true",
@@ -298,6 +346,25 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("run", help="run id or label")
     q = bsub.add_parser("show", help="list every suite's baseline")
     _global_options(q, top=False)
+    q = bsub.add_parser(
+        "deepen",
+        help="top the baseline up to N repeats per case, on the baseline's own target version",
+        description="Take more samples of the baseline's target version (the code as it is "
+        "must be that version), so that checks compare against a deep baseline. Never touches "
+        "a candidate.",
+    )
+    _global_options(q, top=False)
+    q.add_argument("suite", type=Path, help="the suite file")
+    _repeats_option(
+        q, f"repeats per case to reach (default: --baseline-repeats, {BASELINE_REPEATS})"
+    )
+    q.add_argument(
+        "--jobs",
+        type=_positive,
+        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
+        metavar="N",
+        help="target calls at once (env NOISEFLOOR_JOBS; default 1)",
+    )
     p = command("runs", "the stored runs, newest first: ids, labels, target versions, baselines")
     p.add_argument("suite", nargs="?", help="only runs of this suite (its name or its file)")
     p.add_argument(

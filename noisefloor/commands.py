@@ -5,46 +5,19 @@ it returns; `COMMANDS` maps a subcommand's name to its function.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from noisefloor.cli_inputs import check_design, load_suite_of, rule_settings, run_options, store_of
 from noisefloor.errors import NoisefloorError, UsageError
-from noisefloor.settings import RuleSettings, resolve_settings
 
 if TYPE_CHECKING:
     from noisefloor.report.model import Report
 
 __all__ = ["COMMANDS"]
-
-
-def _settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
-    """The rule settings: flags first, then the suite's `defaults`, then the built-in ones."""
-    given = {
-        name: getattr(args, name)
-        for name in (
-            "rule",
-            "alpha",
-            "min_effect",
-            "suspect_drop",
-            "min_rate_drop",
-            "min_valid",
-            "strict",
-            "suite_gate",
-            "suite_min_effect",
-        )
-    }
-    return resolve_settings(given, suite.defaults if suite is not None else None)
-
-
-def _store(args: argparse.Namespace, read_only: bool = False) -> Any:
-    from noisefloor.store import ReadOnlyStore, Store
-
-    root = args.root or os.environ.get("NOISEFLOOR_ROOT") or ".noisefloor"
-    return ReadOnlyStore(root) if read_only else Store(root)
 
 
 def _emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = None) -> None:
@@ -63,88 +36,15 @@ def _emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = N
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _progress(args: argparse.Namespace) -> Any:
-    from noisefloor.operations.run import RunOptions
-
-    opts = RunOptions(
-        repeats=args.repeats,
-        jobs=args.jobs,
-        fresh=args.fresh,
-        label=args.label,
-        replace=args.replace,
-        set_baseline=args.set_baseline,
-    )
-    if not sys.stderr.isatty():
-        return opts, None
-    from noisefloor.report.progress import Progress
-
-    progress = Progress()
-    opts.on_start = progress.start
-    opts.on_sample = progress.advance
-    return opts, progress
-
-
-def _load(args: argparse.Namespace) -> Any:
-    """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
-    from noisefloor.suite import cases_suite, load_suite
-    from noisefloor.targets.http_kind import EndpointFlags
-
-    flags = EndpointFlags(
-        base_url=args.base_url,
-        model=args.model,
-        temperature=args.temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        system=args.system,
-    )
-    if args.suite is not None and args.cases is not None:
-        raise UsageError(
-            "give a suite file or --cases FILE, not both",
-            hint="a suite file names its cases with `cases_file:`",
-        )
-    if args.cases is None:
-        if args.suite is None:
-            raise UsageError(
-                f"{args.command} needs a suite file, or --cases FILE.jsonl with --model",
-                hint=f"`noisefloor {args.command} --help` lists the options",
-            )
-        _check_base_url(flags.base_url, "--base-url")
-        return load_suite(args.suite, flags)
-    if not flags.base_url:
-        from_env = os.environ.get("OPENAI_BASE_URL")
-        if not from_env:
-            raise UsageError(
-                "--cases needs the endpoint's base URL: pass --base-url URL or set OPENAI_BASE_URL",
-                hint="e.g. --base-url http://127.0.0.1:8080/v1",
-            )
-        _check_base_url(from_env, "OPENAI_BASE_URL")
-        flags = dataclasses.replace(flags, base_url=from_env)
-    else:
-        _check_base_url(flags.base_url, "--base-url")
-    if not flags.model:
-        raise UsageError("--cases needs the model to request: pass --model NAME")
-    key_env = "OPENAI_API_KEY" if os.environ.get("OPENAI_API_KEY") else None
-    return cases_suite(args.cases, flags, api_key_env=key_env)
-
-
-def _check_base_url(url: str | None, source: str) -> None:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url or "")
-    if url is not None and (parts.scheme not in ("http", "https") or not parts.netloc):
-        raise UsageError(
-            f"{source} {url!r} is not an http(s) URL",
-            hint="e.g. http://127.0.0.1:8080/v1 (`/chat/completions` is appended)",
-        )
-
-
 def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw: Any) -> Any:
-    suite = _load(args)
+    suite = load_suite_of(args)
     if kw.pop("with_settings", False):
-        extra = (_settings(args, suite), *extra)
-    opts, progress = _progress(args)
+        extra = (rule_settings(args, suite), *extra)
+    if kw.pop("with_design", False):
+        kw["design"] = check_design(args, suite)
+    opts, progress = run_options(args)
     try:
-        return fn(_store(args), suite, opts, *extra, **kw)
+        return fn(store_of(args), suite, opts, *extra, **kw)
     finally:
         if progress is not None:
             progress.stop()
@@ -209,6 +109,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         args,
         check_suite,
         with_settings=True,
+        with_design=True,
         allow_target_change=args.allow_target_change,
         require_baseline=args.require_baseline,
         ci=bool(os.environ.get("CI")) and not args.adopt,
@@ -225,7 +126,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from noisefloor.report import render_run
     from noisefloor.suite import load_suite
 
-    result = rescore_run(_store(args), load_suite(args.suite), args.run)
+    result = rescore_run(store_of(args), load_suite(args.suite), args.run)
     _emit(render_run(_run_summary(result), args.format), args)
     return 0
 
@@ -235,9 +136,9 @@ def _compared(
 ) -> int:
     """A comparison of stored runs (diff, compare): never calls a target, never writes a run."""
     report = compare(
-        _store(args, read_only=True),
+        store_of(args, read_only=True),
         *refs,
-        _settings(args),
+        rule_settings(args),
         allow_target_change=args.allow_target_change,
         **kw,
     )
@@ -265,7 +166,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_baseline(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import resolve_run
 
-    store = _store(args)
+    store = store_of(args)
+    if args.baseline_command == "deepen":
+        return _deepen(store, args)
     if args.baseline_command == "set":
         run = resolve_run(store, args.run)
         pointer = store.set_baseline(run.suite, run.run_id)
@@ -282,6 +185,31 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _deepen(store: Any, args: argparse.Namespace) -> int:
+    from noisefloor.operations.deepen import deepen_baseline
+    from noisefloor.settings import BASELINE_REPEATS
+    from noisefloor.suite import load_suite
+
+    suite = load_suite(args.suite)
+    own = suite.defaults.baseline_repeats
+    repeats = args.repeats or own or BASELINE_REPEATS
+    done = deepen_baseline(store, suite, repeats, jobs=args.jobs)
+    depths = sorted({c.repeats for c in done.run.cases})
+    before = sorted(set(done.before.values()))
+    print(
+        f"{suite.name}: baseline {done.run.run_id}: {len(done.before)} case(s) at "
+        f"{'/'.join(map(str, depths))} repeats (held {'/'.join(map(str, before)) or '0'} "
+        f"before), {done.run.calls} target call(s)"
+    )
+    if done.skipped:
+        print(
+            f"NOTE: {len(done.skipped)} case(s) of the baseline are not in the suite with the same "
+            f"input, left as they were: {', '.join(done.skipped[:5])}",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from noisefloor.report.runs import render_runs, run_rows
 
@@ -290,7 +218,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         from noisefloor.suite import load_suite
 
         suite = load_suite(Path(suite)).name
-    rows = run_rows(_store(args, read_only=True), suite)
+    rows = run_rows(store_of(args, read_only=True), suite)
     if args.format == "json":
         from noisefloor.report.json import render
 
@@ -304,7 +232,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import resolve_run
     from noisefloor.report.show import render_show
 
-    store = _store(args, read_only=True)
+    store = store_of(args, read_only=True)
     run = resolve_run(store, args.run) if args.run else store.latest_run()
     if run is None:
         raise NoisefloorError(f"no runs under {store.root}")
@@ -347,7 +275,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             cases=args.cases,
             alpha=args.alpha,
             power=args.power,
-            store=_store(args, read_only=True),
+            store=store_of(args, read_only=True),
         ),
         args,
     )
@@ -357,7 +285,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from noisefloor.indexing import open_ledger
 
-    store = _store(args)
+    store = store_of(args)
     with open_ledger(store.root) as ledger:
         runs = ledger.history(args.case, args.suite)
     if not runs:
@@ -387,7 +315,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from noisefloor.suite import load_suite
 
     suite = load_suite(args.suite)
-    result = import_store(_store(args), suite, args.source)
+    result = import_store(store_of(args), suite, args.source)
     out = [
         f"imported {len(result.imported)} run(s) of {suite.name!r} "
         f"({result.samples} samples, no target calls)"
@@ -410,7 +338,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_ledger(args: argparse.Namespace) -> int:
     from noisefloor.indexing import open_ledger
 
-    store = _store(args)
+    store = store_of(args)
     with open_ledger(store.root) as ledger:
         counts = ledger.rebuild(store.root)
     print(

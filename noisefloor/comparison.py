@@ -30,6 +30,7 @@ from noisefloor.verdict import suite_summary
 __all__ = [
     "check_comparable",
     "compare_runs",
+    "comparison_parts",
     "few",
     "require_samples",
     "run_summary",
@@ -84,7 +85,9 @@ def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
     held = {c.case_id: c.sample_dir for c in run.cases}
     out = []
     for run_id in [*run.pooled_runs, run.run_id]:
-        taker = run if run_id == run.run_id else store.load_run(run.suite, run_id)
+        # a deep baseline rests on more than its run took: what each run took is on disk
+        path = store.run_path(run.suite, run_id)
+        taker = store.load_run(run.suite, run_id) if path.exists() else run
         taken = {
             c.repeats - c.first_repeat for c in taker.cases if held.get(c.case_id) == c.sample_dir
         }
@@ -95,7 +98,7 @@ def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
 
 def run_summary(run: RunRecord, store: Store | None = None) -> RunSummary:
     """What a report says of one side; given the store, which runs its repeats come from."""
-    reps = sorted({c.repeats for c in run.cases})
+    reps = sorted({c.repeats - c.start for c in run.cases})
     rests_on = {"rests_on": _rests_on(store, run)} if store is not None else {}
     summary = {
         "run_id": run.run_id,
@@ -212,6 +215,19 @@ def compare_runs(
     continue_on_scorer_error: bool = False,
 ) -> Report:
     """Compare two stored runs: both scored with the candidate's scorers. Never calls a target."""
+    parts = comparison_parts(store, base, cand, settings, allow_target_change=allow_target_change)
+    return finished_report(parts, settings, continue_on_scorer_error)
+
+
+def comparison_parts(
+    store: Store,
+    base: RunRecord,
+    cand: RunRecord,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+) -> dict[str, Any]:
+    """The parts of a comparison's report, before the exit policy has seen them."""
     warnings = check_comparable(base, cand, allow_target_change)
     warnings += served_warnings(base, "baseline") + served_warnings(cand, "candidate")
     view = ReadOnlyStore(store.root)
@@ -231,20 +247,9 @@ def compare_runs(
     comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings, gates)
     stats = run_tasks(view, base_side.tasks + cand_side.tasks + comparison.tasks)
     data = view.read_model(comparison.report, ReportFile)
-    base_reps = {c.case_id: c.repeats for c in base.cases}
-    changed = sorted(
-        c.case_id
-        for c in cand.cases
-        if c.case_id in base_reps and base_reps[c.case_id] != c.repeats
-    )
-    if changed:
-        warnings.append(
-            f"repeat count changed for {len(changed)} case(s) (e.g. {changed[0]}: "
-            f"{base_reps[changed[0]]} -> {next(c.repeats for c in cand.cases if c.case_id == changed[0])})"
-        )
     warnings += _mark_changes(data.cases, base, cand)
     warnings += _baseline_gaps(data.cases, cand)
-    report = {
+    return {
         "suite": cand.suite,
         "rule": settings.rule,
         "baseline": base.run_id,
@@ -260,4 +265,3 @@ def compare_runs(
         "calls": 0,
         "work": Work.model_validate(stats.as_dict()),
     }
-    return finished_report(report, settings, continue_on_scorer_error)

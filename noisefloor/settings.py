@@ -12,7 +12,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 __all__ = [
+    "BASELINE_REPEATS",
+    "MAX_REPEATS",
+    "SCREEN_SHARE",
     "MIN_EFFECT",
+    "REFERENCE_CHANGE",
     "RELATIVE_EFFECT",
     "REPEATS",
     "VALUE_MIN_EFFECT",
@@ -37,6 +41,15 @@ class RuleName(enum.StrEnum):
 
 #: Repeats per case when neither a flag nor the suite sets them.
 REPEATS = 5
+#: Candidate repeats per case a sequential check may take at most (--max-repeats).
+MAX_REPEATS = 30
+#: Repeats per case of a deep baseline: a check compares against at most this many, and
+#: `baseline deepen` tops a baseline up to it (--baseline-repeats).
+BASELINE_REPEATS = 30
+#: The share of alpha a sequential check's screen rejects at; its confirmation has the rest.
+SCREEN_SHARE = 0.1
+#: The change a sequential check compares its cost with a fixed design's for: pass rates.
+REFERENCE_CHANGE = (1.0, 0.6)
 #: Smallest change of a continuous score called a regression, in score units. 0 states no
 #: effect: any significant worsening regresses.
 VALUE_MIN_EFFECT = 0.0
@@ -91,6 +104,9 @@ class RuleSettings:
     suite_min_effect: float = 0.02
     gates: Mapping[str, ScorerGate] = field(default_factory=dict)
     """The scorers' own thresholds, by label, for the case being judged (`for_case`)."""
+    family_floor: Mapping[str, int] = field(default_factory=dict)
+    """Tests a family's correction across cases counts at least (rule exact's continuous
+    families): a sequential confirmation counts every case its screen tested."""
 
     def config(self) -> dict[str, Any]:
         """JSON-able form, for file names and the report (the scorers' own gates excluded).
@@ -100,6 +116,7 @@ class RuleSettings:
         """
         out = asdict(self)
         del out["gates"]
+        del out["family_floor"]
         out["rule"] = self.rule.value
         out["n_min"] = self.min_valid
         return out

@@ -94,6 +94,12 @@ class Defaults(_Model):
     units for band. Rules exact and band take a scorer's own `min_effect` first."""
     suspect_drop: float | None = Field(default=None, ge=0)
     """As `--suspect-drop`, which wins over it; a scorer's own `suspect_drop` comes first."""
+    max_repeats: int | None = Field(default=None, ge=1)
+    """As `--max-repeats`: candidate repeats per case a sequential check takes at most."""
+    baseline_repeats: int | None = Field(default=None, ge=1)
+    """As `--baseline-repeats`: the deep baseline's repeats per case, at most."""
+    baseline_max_age: str | None = None
+    """As `--baseline-max-age`: baseline samples older than this (e.g. `7d`) are left out."""
 
 
 class CaseSpec(_Model):

@@ -8,11 +8,13 @@ from collections import Counter
 from pathlib import Path
 
 from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
-from noisefloor.engine import EngineStats
 from noisefloor.errors import BaselineMissing, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.indexing import index_run
 from noisefloor.operations.run import RunOptions, RunResult, run_suite
+from noisefloor.operations.sequential_check import sequential_check
+from noisefloor.pool import against_pool, pooled_baseline
+from noisefloor.records import RunRecord
 from noisefloor.report.model import (
     CaseReport,
     Evidence,
@@ -23,6 +25,7 @@ from noisefloor.report.model import (
     TargetChange,
     Work,
 )
+from noisefloor.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import Store
 from noisefloor.suite import Suite
@@ -124,11 +127,14 @@ def check_suite(
     require_baseline: bool = False,
     ci: bool = False,
     continue_on_scorer_error: bool = False,
+    design: Design | None = None,
 ) -> Report:
     """Run the suite, then compare with its baseline (adopting the run when there is none).
 
     `ci`: running under CI without consent to adopt (the command line passes `$CI` set and
-    no --adopt), where adopting would turn a missing baseline into a green build.
+    no --adopt), where adopting would turn a missing baseline into a green build. The baseline
+    is the deep one (`pool.pooled_baseline`); without a fixed --repeats, the check samples
+    sequentially (`design`).
     """
     pointer = store.baseline(suite.name)
     if pointer is None and require_baseline:
@@ -152,38 +158,53 @@ def check_suite(
             hint=f"raise --repeats ({REPEATS} is the default); `noisefloor run` takes single samples",
         )
     built = build_target(suite, store.root)
-    base = None
-    if pointer is not None:
-        base = store.load_run(suite.name, pointer.run_id)
-        # refuse before spending calls on a target that cannot be compared
-        if base.target.spec != built.record.spec and not allow_target_change:
-            check_comparable(base, base.model_copy(update={"target": built.record}), False)
-    result = run_suite(store, suite, opts, built, score=base is None)
-    if base is None:
+    design = design or Design()
+    if pointer is None:
+        result = run_suite(store, suite, opts, built)
         report = adoption_report(
             result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
         )
         if report.adopted:
             store.set_baseline(suite.name, result.run.run_id)
         return report
-    report = compare_runs(
-        store,
-        base,
-        result.run,
-        settings,
-        allow_target_change=allow_target_change,
-        continue_on_scorer_error=continue_on_scorer_error,
-    )
-    change = version_change(base.target, result.run.target, store.load_manifest)
+    base = store.load_run(suite.name, pointer.run_id)
+    # refuse before spending calls on a target that cannot be compared
+    if base.target.spec != built.record.spec and not allow_target_change:
+        check_comparable(base, base.model_copy(update={"target": built.record}), False)
+
+    def pool() -> RunRecord:
+        return pooled_baseline(store, base, design.baseline_repeats, design.baseline_max_age_s)
+
+    screens = [opts.repeats or c.repeats for c in suite.cases]
+    if design.applies(opts.repeats, settings, screens):
+        parts, run = sequential_check(
+            store,
+            suite,
+            opts,
+            settings,
+            pool,
+            built,
+            design,
+            allow_target_change=allow_target_change,
+        )
+        report = finished_report(parts, settings, continue_on_scorer_error)
+    else:
+        run = run_suite(store, suite, opts, built, score=False).run
+        deep = pool()
+        report = compare_runs(
+            store,
+            deep,
+            against_pool(deep, run),
+            settings,
+            allow_target_change=allow_target_change,
+            continue_on_scorer_error=continue_on_scorer_error,
+        )
+    change = version_change(base.target, run.target, store.load_manifest)
     if change is not None:
         report.target_change = TargetChange.model_validate(change.as_dict())
         report.warnings.append(change.message(_shown(suite.path)))
-    index_run(store, result.run)
-    report.calls = result.run.calls
-    stats = result.stats.merged(
-        EngineStats(Counter(report.work.executed), Counter(report.work.up_to_date))
-    )
-    report.work = Work.model_validate(stats.as_dict())
+    index_run(store, run)
+    report.calls = run.calls
     return report
 
 

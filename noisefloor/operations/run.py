@@ -5,6 +5,7 @@ and scoring the run into bands. `record` is a run under a label.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from noisefloor import __version__
@@ -23,10 +24,12 @@ from noisefloor.targets.kinds import kind_named
 __all__ = [
     "RunOptions",
     "RunResult",
+    "RunSession",
     "bands_of",
     "case_key",
     "case_records",
     "new_run_id",
+    "run_session",
     "run_suite",
     "scorer_uses",
 ]
@@ -120,6 +123,136 @@ def case_records(
     return cases
 
 
+class RunSession:
+    """A run being taken, under its suite's lock: the target, epoch and redaction are fixed, and
+    cases are sampled in as many steps as the caller needs (a sequential check takes two)."""
+
+    def __init__(
+        self,
+        store: Store,
+        suite: Suite,
+        opts: RunOptions,
+        built: BuiltTarget,
+        epoch: int | None = None,
+    ) -> None:
+        self.store, self.suite, self.opts, self.built = store, suite, opts, built
+        self.started = utc_now()
+        self.run_id = new_run_id(suite.name)
+        self.calls = 0
+        self.taken = 0
+        self.prior = _label_pool(store, suite.name, opts, built.record.key)
+        key = built.record.key
+        if epoch is not None:
+            self.epoch = epoch
+        elif self.prior is not None:
+            self.epoch = self.prior.epoch
+        elif opts.fresh or opts.replace:
+            self.epoch = store.bump_epoch(suite.name, key)
+        else:
+            self.epoch = store.epoch(suite.name, key)
+        self.redactor = Redactor(suite.redact, built.secrets)
+        self.pooled = store.label_runs(suite.name, opts.label) if self.prior and opts.label else []
+        self._inputs = {c.id: c.input for c in suite.cases}
+
+    def cases(self, repeats: int | None = None) -> list[CaseRecord]:
+        """Every case's record at `repeats` (default: the options', else the suite's), after
+        the repeats its label already holds."""
+        cases = case_records(
+            self.store,
+            self.suite,
+            self.built,
+            self.epoch,
+            repeats or self.opts.repeats,
+            self.redactor,
+        )
+        if self.prior is not None:
+            held = {c.case_id: c for c in self.prior.cases}
+            cases = [_after_held(c, held.get(c.case_id)) for c in cases]
+        return cases
+
+    def pending(self, cases: list[CaseRecord]) -> list[Pending]:
+        """The samples of `cases` not on disk yet."""
+        return pending_samples(self.store, cases, self._inputs)
+
+    def take(self, cases: list[CaseRecord]) -> int:
+        """Take the missing samples of `cases`; return the calls made."""
+        pending = self.pending(cases)
+        if self.opts.on_start is not None:
+            self.opts.on_start(len(pending))
+        indexer = SampleIndexer(self.store)
+        try:
+            calls = take_samples(
+                self.store,
+                self.built.target,
+                pending,
+                jobs=self.opts.jobs,
+                redactor=self.redactor,
+                on_sample=self.opts.on_sample,
+                on_written=indexer,
+            )
+        finally:
+            indexer.close()
+        self.calls += calls
+        self.taken += len(pending)
+        return calls
+
+    def record(self, cases: list[CaseRecord]) -> RunRecord:
+        """The run record of `cases` as it stands (not saved)."""
+        store, suite, built = self.store, self.suite, self.built
+        served = kind_named(built.record.kind).check_run(_samples(store, cases))
+        return RunRecord(
+            run_id=self.run_id,
+            suite=suite.name,
+            suite_file=suite.path.name,
+            label=self.opts.label,
+            started_at=self.started,
+            finished_at=utc_now(),
+            harness_version=__version__,
+            target=built.record,
+            epoch=self.epoch,
+            jobs=self.opts.jobs,
+            calls=self.calls,
+            pooled_runs=self.pooled,
+            served_models=served,
+            cases=cases,
+        )
+
+    def finish(self, cases: list[CaseRecord]) -> RunRecord:
+        """Save the run record of `cases` (and its label, and the baseline if asked)."""
+        store, suite = self.store, self.suite
+        run = self.record(cases)
+        store.save_run(run)
+        if self.opts.label:
+            store.set_label(suite.name, self.opts.label, [*self.pooled, run.run_id])
+        if self.opts.set_baseline:
+            store.set_baseline(suite.name, run.run_id)
+        return run
+
+
+@contextmanager
+def run_session(
+    store: Store,
+    suite: Suite,
+    opts: RunOptions,
+    built: BuiltTarget | None = None,
+    epoch: int | None = None,
+) -> Iterator[RunSession]:
+    """A run of `suite` under its lock, with the options checked; `epoch` adds to the sample
+    sets of an earlier epoch (a baseline being deepened) instead of the current one."""
+    if opts.repeats is not None and opts.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
+    if opts.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
+    if opts.replace and not opts.label:
+        raise UsageError("--replace starts a label over: it needs --label NAME")
+    built = built or build_target(suite, store.root)
+    store.ensure()
+    with store.lock(suite.name):
+        if built.tracked is not None:
+            store.save_manifest(built.record.fingerprint[GIT_LABEL], built.tracked)
+        yield RunSession(store, suite, opts, built, epoch)
+
+
 def run_suite(
     store: Store,
     suite: Suite,
@@ -131,76 +264,15 @@ def run_suite(
 
     `score=False` leaves scoring to a comparison that follows, so the engine runs once.
     """
-
-    if opts.repeats is not None and opts.repeats < 1:
-        raise UsageError(f"--repeats must be at least 1, got {opts.repeats}")
-    if opts.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
-    if opts.replace and not opts.label:
-        raise UsageError("--replace starts a label over: it needs --label NAME")
-    built = built or build_target(suite, store.root)
-    store.ensure()
-    started = utc_now()
-    with store.lock(suite.name):
-        key = built.record.key
-        if built.tracked is not None:
-            store.save_manifest(built.record.fingerprint[GIT_LABEL], built.tracked)
-        prior = _label_pool(store, suite.name, opts, key)
-        if prior is not None:
-            epoch = prior.epoch
-        elif opts.fresh or opts.replace:
-            epoch = store.bump_epoch(suite.name, key)
-        else:
-            epoch = store.epoch(suite.name, key)
-        redactor = Redactor(suite.redact, built.secrets)
-        cases = case_records(store, suite, built, epoch, opts.repeats, redactor)
-        pooled = store.label_runs(suite.name, opts.label) if prior and opts.label else []
-        if prior is not None:
-            held = {c.case_id: c for c in prior.cases}
-            cases = [_after_held(c, held.get(c.case_id)) for c in cases]
-        pending = pending_samples(store, cases, {c.id: c.input for c in suite.cases})
-        if opts.on_start is not None:
-            opts.on_start(len(pending))
-        indexer = SampleIndexer(store)
-        try:
-            calls = take_samples(
-                store,
-                built.target,
-                pending,
-                jobs=opts.jobs,
-                redactor=redactor,
-                on_sample=opts.on_sample,
-                on_written=indexer,
-            )
-        finally:
-            indexer.close()
-        served = kind_named(built.record.kind).check_run(_samples(store, cases))
-        run = RunRecord(
-            run_id=new_run_id(suite.name),
-            suite=suite.name,
-            suite_file=suite.path.name,
-            label=opts.label,
-            started_at=started,
-            finished_at=utc_now(),
-            harness_version=__version__,
-            target=built.record,
-            epoch=epoch,
-            jobs=opts.jobs,
-            calls=calls,
-            pooled_runs=pooled,
-            served_models=served,
-            cases=cases,
-        )
-        store.save_run(run)
-        if opts.label:
-            store.set_label(suite.name, opts.label, [*pooled, run.run_id])
-        if opts.set_baseline:
-            store.set_baseline(suite.name, run.run_id)
+    with run_session(store, suite, opts, built) as session:
+        cases = session.cases()
+        session.take(cases)
+        run = session.finish(cases)
     if not score:
-        return RunResult(run=run, bands={}, stats=EngineStats(), pending=len(pending))
+        return RunResult(run=run, bands={}, stats=EngineStats(), pending=session.taken)
     bands, stats = bands_of(store, suite.name, cases)
     index_run(store, run)
-    return RunResult(run=run, bands=bands, stats=stats, pending=len(pending))
+    return RunResult(run=run, bands=bands, stats=stats, pending=session.taken)
 
 
 def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunRecord | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from noisefloor.records import FailingExample
-    from noisefloor.report.model import Evidence, Report, ScorerReport, Side
+    from noisefloor.report.model import CaseReport, Evidence, Report, ScorerReport, Side
     from noisefloor.verdict import Verdict
 
 __all__ = [
@@ -18,6 +18,8 @@ __all__ = [
     "evidence_line",
     "example_line",
     "quoted_examples",
+    "repeats_tag",
+    "sequential_line",
     "side_text",
 ]
 
@@ -107,6 +109,43 @@ def calls_text(report: Report) -> str:
             f" (runs' own calls: baseline {runs.baseline.calls}, candidate {runs.candidate.calls})"
         )
     return text
+
+
+def sequential_line(report: Report) -> str | None:
+    """What a sequential check did and spent, beside what a fixed design would have."""
+    seq = report.sequential
+    if seq is None:
+        return None
+    text = (
+        f"sequential: {seq.screened} case(s) screened against {seq.baseline_repeats} baseline "
+        f"repeats at alpha {_num(seq.screen_alpha)}; {seq.confirmed} in doubt confirmed on fresh "
+        f"repeats up to {seq.max_repeats} at alpha {_num(seq.confirm_alpha)}"
+    )
+    confirm = seq.confirm_rule_summary
+    if confirm is not None and confirm.thresholds:
+        text += f" (threshold {_num(confirm.thresholds.get('regress'))})"
+    if seq.budget_stopped:
+        text += f"; {seq.budget_stopped} left in doubt by --max-calls {seq.max_calls}"
+    text += f"; {seq.calls} sample(s) taken"
+    if seq.fixed_calls is not None and seq.power is not None:
+        text += (
+            f"; a fixed design with the same power against {seq.reference} "
+            f"({100 * seq.power:.0f}%) takes {seq.fixed_repeats} repeats per case: "
+            f"{seq.fixed_calls} samples"
+        )
+    return text
+
+
+def repeats_tag(case: CaseReport) -> str:
+    """`(repeats 30 vs 25 fresh after a screen of 5; cap)`: what a sequential verdict rests on."""
+    seq = case.sequential
+    if seq is None:
+        return ""
+    if seq.stopped == "same":
+        return f"(the baseline's own version: {seq.baseline_repeats} repeats)"
+    fresh = seq.verdict_repeats != seq.candidate_repeats
+    after = f" fresh after a screen of {seq.screen}" if fresh else ""
+    return f"(repeats {seq.baseline_repeats} vs {seq.verdict_repeats}{after}; {seq.stopped})"
 
 
 def example_line(example: FailingExample) -> str:

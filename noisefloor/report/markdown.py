@@ -8,6 +8,8 @@ from noisefloor.report._evidence import (
     counts_line,
     evidence_line,
     quoted_examples,
+    repeats_tag,
+    sequential_line,
     side_text,
 )
 from noisefloor.report.model import Report
@@ -32,7 +34,10 @@ def render(report: Report) -> str:
         f"{calls_text(report)}, exit {report.exit_code}"
     )
     rule = report.rule_summary
-    if rule is not None and rule.thresholds and rule.K is not None and report.settings:
+    sequential = sequential_line(report)
+    if sequential is not None:
+        out.append(f"\n{sequential}")
+    elif rule is not None and rule.thresholds and rule.K is not None and report.settings:
         out.append(
             f"\nalpha {report.settings.alpha} family-wise; Tarone K={rule.K['regress']}, "
             f"threshold {rule.thresholds['regress']}"
@@ -51,7 +56,7 @@ def render(report: Report) -> str:
     ]
     for case in report.cases:
         verdict = f"**{case.verdict}**"
-        name = _cell(f"{case.case_id}: {case.reason}")
+        name = _cell(f"{case.case_id}: {case.reason} {repeats_tag(case)}".rstrip())
         if not case.scorers:
             # a case without scorers still takes its row
             out.append(f"| {verdict} | {name} | ``  | - | - |  |")

@@ -23,6 +23,8 @@ __all__ = [
     "ReportFile",
     "RuleSummary",
     "RunSummary",
+    "Sequential",
+    "SequentialSummary",
     "Side",
     "SuiteSummary",
     "VerdictFile",
@@ -165,6 +167,21 @@ class InputChange(Part):
     candidate: str
 
 
+class Sequential(Part):
+    """How a sequential check sampled one case, and why it stopped."""
+
+    baseline_repeats: int
+    """Baseline repeats the verdict rests on (the deep baseline's)."""
+    candidate_repeats: int
+    """Candidate repeats taken: the screen's, plus the confirmation's."""
+    screen: int
+    """Candidate repeats of the screen."""
+    verdict_repeats: int
+    """Candidate repeats the verdict rests on: the screen's, or only the confirmation's."""
+    stopped: str = ""
+    """`same` (the baseline's own version), `clear`, `decided`, `cap` or `budget`."""
+
+
 class CaseReport(Part):
     """One case: its verdict (the worst of its scorers', or the case's own), and its scorers."""
 
@@ -177,6 +194,7 @@ class CaseReport(Part):
     """Rule exact: scorers whose baseline pass rate lies strictly between 0 and 1."""
     errors_test: ErrorsTest | None = None
     input_changed: InputChange | None = None
+    sequential: Sequential | None = None
 
 
 class PendingTest(Part):
@@ -320,6 +338,34 @@ class TargetChange(Part):
     reasons: list[str]
 
 
+class SequentialSummary(Part):
+    """A sequential check's design and what it spent."""
+
+    screen_alpha: float
+    """The share of alpha the screen rejects at, corrected across every case."""
+    confirm_alpha: float
+    """The rest, corrected across the confirmed cases (`confirm_rule_summary`)."""
+    max_repeats: int
+    max_calls: int | None
+    baseline_repeats: int
+    """The deep baseline's repeats per case (the median over cases)."""
+    screened: int
+    confirmed: int
+    """Cases in doubt after the screen that took fresh repeats."""
+    budget_stopped: int
+    calls: int
+    """Samples this check took (cached ones cost nothing)."""
+    confirm_rule_summary: RuleSummary | None = None
+    reference: str | None = None
+    """The change the comparison with a fixed design is made for, e.g. `1.0 -> 0.6`."""
+    power: float | None = None
+    """This design's chance to flag `reference` in one case, at this check's thresholds."""
+    fixed_repeats: int | None = None
+    """Repeats per case a fixed design needs for the same power."""
+    fixed_calls: int | None = None
+    """What that fixed design would have cost this check."""
+
+
 class Report(Part):
     """The whole comparison report: `noisefloor check`, `diff` and `compare` print it."""
 
@@ -345,6 +391,7 @@ class Report(Part):
     settings: ReportSettings | None = None
     suite_summary: SuiteSummary | None = None
     target_change: TargetChange | None = None
+    sequential: SequentialSummary | None = None
 
     def dump(self) -> dict[str, Any]:
         """The JSON report: the keys that were set, and always the version."""

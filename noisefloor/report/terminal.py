@@ -12,6 +12,8 @@ from noisefloor.report._evidence import (
     counts_line,
     evidence_line,
     quoted_examples,
+    repeats_tag,
+    sequential_line,
     side_text,
 )
 from noisefloor.report.model import Report, Side
@@ -37,13 +39,18 @@ _MARK = {
 def _suite_line(report: Report) -> list[str]:
     rule = report.rule_summary
     parts = [f"rule {report.rule}"]
-    if report.rule == "exact" and rule is not None:
+    sequential = sequential_line(report)
+    if sequential is not None and report.settings is not None:
+        parts.append(f"alpha {report.settings.alpha} family-wise, in two looks")
+    elif report.rule == "exact" and rule is not None:
         alpha = report.settings.alpha if report.settings is not None else None
         parts.append(f"alpha {alpha} family-wise")
         k = (rule.K or {}).get("regress")
         parts.append(f"K={k} (thresh {(rule.thresholds or {}).get('regress')})")
     parts.append(calls_text(report))
     lines = ["  " + counts_line(report.counts) + "  |  " + ", ".join(parts)]
+    if sequential is not None:
+        lines.append(f"  {sequential}")
     summary = report.suite_summary
     if summary is not None and summary.cases:
         ci = summary.ci95
@@ -87,7 +94,9 @@ def render(report: Report) -> str:
         mark = _MARK.get(case.verdict, case.verdict)
         flaky = case.flaky
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
-        lines.append(f"  {mark:>12}  {case.case_id}  {case.reason}{tag}")
+        repeats = repeats_tag(case)
+        repeats = f"  {repeats}" if repeats else ""
+        lines.append(f"  {mark:>12}  {case.case_id}  {case.reason}{tag}{repeats}")
         examples = quoted_examples(case.verdict, case.scorers)
         for s, example in zip(case.scorers, examples, strict=True):
             # one line per scorer: its own verdict only where it differs from the case's

@@ -253,11 +253,13 @@ class ExactRule:
         tested: dict[int, _Tested] = {}
         for family in CONTINUOUS:
             fam = [t for t in all_tests if t.family == family]
-            ps = [t.p for t in fam]
+            # tests the family must count but that were not taken here never reject
+            floor = settings.family_floor.get(family, 0)
+            ps = [t.p for t in fam] + [1.0] * max(0, floor - len(fam))
             for t, thr, rej in zip(
                 fam,
-                stats.holm_thresholds(ps, alphas[family]),
-                stats.holm(ps, alphas[family]),
+                stats.holm_thresholds(ps, alphas[family])[: len(fam)],
+                stats.holm(ps, alphas[family])[: len(fam)],
                 strict=True,
             ):
                 tested[id(t)] = _Tested(t.p, thr, rej)

@@ -19,6 +19,7 @@ from noisefloor.stats.power import (
     fisher_power,
     min_detectable_drop,
     repeats_needed,
+    sequential_power,
     t_power,
     t_repeats_needed,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "newcombe",
     "paired_mean_ci",
     "repeats_needed",
+    "sequential_power",
     "significant",
     "t_power",
     "t_repeats_needed",

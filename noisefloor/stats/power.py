@@ -15,6 +15,7 @@ __all__ = [
     "fisher_power",
     "min_detectable_drop",
     "repeats_needed",
+    "sequential_power",
     "t_power",
     "t_repeats_needed",
 ]
@@ -130,6 +131,48 @@ def fisher_power(n_b: int, n_c: int, p_b: float, p_c: float, alpha: float) -> fl
     cdf_c = list(accumulate(_binom_pmf(n_c, p_c)))
     pmf_b = _binom_pmf(n_b, p_b)
     return min(1.0, math.fsum(w * cdf_c[k] for w, k in zip(pmf_b, bounds, strict=True) if k >= 0))
+
+
+def sequential_power(
+    n_b: int,
+    screen: int,
+    cap: int,
+    p_b: float,
+    p_c: float,
+    screen_threshold: float,
+    confirm_threshold: float,
+) -> float:
+    """Exact power of a sequential check's design for one case, over binomial outcomes.
+
+    The screen takes `screen` candidate repeats and rejects at `screen_threshold`; a case whose
+    screen pass rate lies below its baseline's takes `cap - screen` fresh repeats, tested alone
+    against the same `n_b` baseline repeats at `confirm_threshold`.
+
+    Returns:
+        P(the case is flagged) for independent binomial baseline, screen and fresh counts.
+    """
+    check_prob(p_b, "p_b")
+    check_prob(p_c, "p_c")
+    if n_b < 1 or screen < 1:
+        return 0.0
+    at_screen = _regress_boundary(n_b, screen, screen_threshold)
+    fresh = cap - screen
+    at_confirm = _regress_boundary(n_b, fresh, confirm_threshold) if fresh > 0 else None
+    cdf_fresh = list(accumulate(_binom_pmf(fresh, p_c))) if fresh > 0 else []
+    pmf_screen = _binom_pmf(screen, p_c)
+    total = []
+    for k_b, w_b in enumerate(_binom_pmf(n_b, p_b)):
+        if w_b == 0.0:
+            continue
+        confirm = (
+            cdf_fresh[at_confirm[k_b]] if at_confirm is not None and at_confirm[k_b] >= 0 else 0.0
+        )
+        for k, w in enumerate(pmf_screen):
+            if k <= at_screen[k_b]:
+                total.append(w_b * w)
+            elif k * n_b < k_b * screen:
+                total.append(w_b * w * confirm)
+    return min(1.0, math.fsum(total))
 
 
 def repeats_needed(

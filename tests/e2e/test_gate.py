@@ -277,7 +277,7 @@ def test_partial_crashes_are_a_verdict_not_a_warning(cli, project):
     assert cli("check", suite).code == 0
     crashing = {"NOISEFLOOR_FAKE_FAIL_EVERY": "2"}
     suite, _ = logged_suite(project, repeats=12, env=crashing)
-    result = cli("check", suite, "--format", "json")
+    result = cli("check", suite, "--repeats", "12", "--format", "json")  # a fixed design
     assert result.code == 2
     assert "valid results 12/12 -> 6/12" in result.json()["cases"][0]["reason"]
     assert cli("diff", "--strict").code == 2
@@ -328,14 +328,14 @@ def half_broken(cli, project: Path) -> tuple[Path, Path]:
 def test_editing_a_scorer_threshold_reruns_verdicts_only(cli, project):
     """A gate threshold tunes the verdict, not the scores: editing it scores nothing again."""
     suite, log = half_broken(cli, project)
-    first = cli("check", suite, "--format", "json")
+    first = cli("check", suite, "--repeats", "10", "--format", "json")  # a fixed design
     assert (first.code, first.json()["counts"]) == (1, {"regressed": 1})  # 10/10 -> 5/10
     assert calls(log) == 20
     doc = yaml.safe_load(suite.read_text())
     doc["cases"][0]["scorers"][1]["min_effect"] = 0.6
     suite.write_text(yaml.safe_dump(doc))
 
-    second = cli("check", suite, "--format", "json")
+    second = cli("check", suite, "--repeats", "10", "--format", "json")
 
     report = second.json()
     assert second.code == 0

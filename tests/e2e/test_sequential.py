@@ -1,0 +1,286 @@
+"""The sequential check through the real CLI: a deep baseline, a screen, fresh repeats only where
+the verdict is in doubt, the budget, and resuming a killed check without repeating a sample."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.conftest import answer_case, fake_suite
+
+CASES = [answer_case("alpha"), answer_case("beta")]
+
+
+def suite_with_log(project: Path, **kw: Any) -> tuple[Path, Path]:
+    log = project / "calls.log"
+    env = {"NOISEFLOOR_FAKE_LOG_CALLS": str(log), **kw.pop("env", {})}
+    return fake_suite(project, kw.pop("cases", CASES), env=env, **kw), log
+
+
+def logged(log: Path) -> Counter[tuple[str, str]]:
+    """Calls per (question, repeat) from the fake target's log."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return Counter((line.split(" ", 2)[2], line.split(" ", 2)[1]) for line in lines)
+
+
+def edit_target(project: Path, old: str, new: str) -> None:
+    """A new version of the target: `old` replaced by `new` in its code."""
+    code = project / "fake_target.py"
+    text = code.read_text()
+    assert text.count(old) == 1
+    code.write_text(text.replace(old, new))
+
+
+HARMLESS = ('("sleep", float, 0)', '("sleep", float, 0.0)')
+#: every third repeat answers off-topic: 3/5 at the screen, not enough against 30/30 there
+THIRD = ('("flake-every", int, 0)', '("flake-every", int, 3)')
+BROKEN = ('default=_env("answer", "Paris")', 'default=_env("answer", "Lyon")')
+
+
+@pytest.fixture
+def deep(cli: Any, project: Path) -> tuple[Path, Path]:
+    """A suite whose baseline is adopted at 5 repeats, then deepened to 30."""
+    suite, log = suite_with_log(project)
+    assert cli("check", suite).code == 0
+    deepened = cli("baseline", "deepen", suite, "--jobs", "4")
+    assert deepened.code == 0, deepened.err
+    assert "2 case(s) at 30 repeats (held 5 before), 50 target call(s)" in deepened.out
+    assert sum(logged(log).values()) == 60
+    return suite, log
+
+
+def by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["case_id"]: c for c in report["cases"]}
+
+
+def test_a_clean_change_stops_every_case_at_the_screen(cli, project, deep):
+    suite, log = deep
+    edit_target(project, *HARMLESS)
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    report = result.json()
+    assert result.code == 0, report["counts"]
+    assert report["calls"] == 10
+    for case in report["cases"]:
+        assert case["sequential"] == {
+            "baseline_repeats": 30,
+            "candidate_repeats": 5,
+            "screen": 5,
+            "verdict_repeats": 5,
+            "stopped": "clear",
+        }
+        assert case["scorers"][1]["baseline"]["n"] == 30
+    seq = report["sequential"]
+    assert (seq["screened"], seq["confirmed"], seq["calls"], seq["baseline_repeats"]) == (
+        2,
+        0,
+        10,
+        30,
+    )
+    # a fixed design as strong against 1.0 -> 0.6 costs more than this check did
+    assert seq["reference"] == "1.0 -> 0.6" and 0 < seq["power"] <= 1
+    assert seq["fixed_calls"] == 2 * seq["fixed_repeats"] > 10
+    text = cli("check", suite).out
+    assert "(repeats 30 vs 5; clear)" in text
+    assert "2 case(s) screened against 30 baseline repeats" in text
+
+
+def test_a_total_break_is_decided_at_the_screen(cli, project, deep):
+    suite, log = deep
+    edit_target(project, *BROKEN)
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    report = result.json()
+    assert result.code == 1
+    assert report["counts"] == {"regressed": 2}
+    assert report["calls"] == 10  # five repeats per case decided it
+    for case in report["cases"]:
+        assert case["sequential"]["stopped"] == "decided"
+        assert case["sequential"]["candidate_repeats"] == 5
+        assert "30/30 -> 0/5" in case["reason"]
+
+
+def test_a_partial_drop_is_confirmed_on_fresh_repeats_only(cli, project, deep):
+    suite, log = deep
+    before = logged(log)
+    edit_target(project, *THIRD)
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    report = result.json()
+    assert result.code == 1, report["counts"]
+    for case in report["cases"]:
+        assert case["verdict"] == "regressed"
+        assert case["sequential"] == {
+            "baseline_repeats": 30,
+            "candidate_repeats": 30,
+            "screen": 5,
+            "verdict_repeats": 25,
+            "stopped": "decided",
+        }
+        # r5..r29: the eight multiples of three among them fail; the screen's 3/5 is not counted
+        contains = case["scorers"][1]
+        assert (contains["candidate"]["k"], contains["candidate"]["n"]) == (17, 25)
+        assert contains["candidate"]["example"]["repeat"] == 6
+    assert report["sequential"]["confirmed"] == 2
+    assert report["calls"] == 60
+    # the candidate took each of its 30 repeats once
+    taken = logged(log) - before
+    assert set(taken.values()) == {1} and len(taken) == 60
+
+
+def test_the_budget_leaves_doubt_inconclusive_and_reruns_take_only_the_rest(cli, project, deep):
+    suite, log = deep
+    before = logged(log)
+    edit_target(project, *THIRD)
+    # the screen takes 10 of 30: neither confirmation (25 each) fits in the 20 left
+    limited = cli("check", suite, "--max-calls", "30", "--format", "json")
+    report = limited.json()
+    assert limited.code == 0, report["counts"]  # inconclusive fails only --strict
+    assert report["counts"] == {"inconclusive": 2}
+    for case in report["cases"]:
+        assert case["sequential"]["stopped"] == "budget"
+        assert "--max-calls 30 ran out before its confirmation" in case["reason"]
+    assert (report["sequential"]["budget_stopped"], report["calls"]) == (2, 10)
+    # cached samples are free: a rerun's budget goes to what it has not taken yet
+    assert cli("check", suite, "--max-calls", "10", "--strict").code == 1
+
+    # 40: the screen is cached, one confirmation fits, the other waits
+    partial = cli("check", suite, "--max-calls", "40", "--format", "json")
+    assert partial.code == 1
+    report = partial.json()
+    assert report["counts"] == {"inconclusive": 1, "regressed": 1}
+    assert sorted(c["sequential"]["stopped"] for c in report["cases"]) == ["budget", "decided"]
+    assert report["calls"] == 25
+
+    rerun = cli("check", suite, "--jobs", "4", "--format", "json")
+    assert rerun.code == 1
+    assert rerun.json()["counts"] == {"regressed": 2}
+    assert rerun.json()["calls"] == 25
+    taken = logged(log) - before
+    assert set(taken.values()) == {1} and len(taken) == 60
+
+
+def test_a_budget_below_the_screen_exits_3_before_any_call(cli, project, deep):
+    suite, log = deep
+    edit_target(project, *HARMLESS)
+    before = logged(log)
+    result = cli("check", suite, "--max-calls", "9")
+    assert result.code == 3
+    assert "--max-calls 9 is below the screen's 10 samples" in result.err
+    assert logged(log) == before
+
+
+def test_a_killed_check_resumes_without_repeating_a_sample(cli, project, deep):
+    suite, log = deep
+    edit_target(project, *THIRD)
+    edit_target(project, '("sleep", float, 0)', '("sleep", float, 0.05)')
+    before = logged(log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "noisefloor", "check", str(suite)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # kill it inside the confirmation: past the screen's ten calls
+        while sum((logged(log) - before).values()) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert 20 <= sum((logged(log) - before).values()) < 60
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    assert result.code == 1
+    assert result.json()["counts"] == {"regressed": 2}
+    taken = logged(log) - before
+    # every repeat taken, none twice but the one call in flight when the check was killed
+    # (it may have answered after its sample could no longer be written)
+    assert len(taken) == 60
+    assert sum(taken.values()) - 60 <= 1, taken.most_common(3)
+
+
+def test_deepen_needs_a_baseline_and_the_baselines_own_version(cli, project):
+    suite, log = suite_with_log(project)
+    missing = cli("baseline", "deepen", suite)
+    assert missing.code == 3 and "no baseline for suite 'fake'" in missing.err
+    assert cli("check", suite).code == 0
+    edit_target(project, *HARMLESS)
+    other = cli("baseline", "deepen", suite)
+    assert other.code == 3
+    assert "deepening samples the baseline's own version" in other.err
+    assert "check out that commit" in other.err
+    assert sum(logged(log).values()) == 10
+
+
+def test_deepen_moves_the_pointer_and_a_second_deepen_calls_nothing(cli, project, deep):
+    suite, log = deep
+    shown = cli("baseline", "show").out
+    deeper = cli("baseline", "deepen", suite, "--repeats", "30")
+    assert deeper.code == 0
+    assert "0 target call(s)" in deeper.out
+    assert sum(logged(log).values()) == 60
+    assert cli("baseline", "show").out != shown  # each deepen is a run of its own
+    runs = sorted((project.parent / "store" / "runs" / "fake").glob("*.json"))
+    newest = orjson.loads(runs[-1].read_bytes())
+    assert {c["repeats"] for c in newest["cases"]} == {30}
+
+
+def test_a_check_of_the_baselines_own_version_adds_to_its_pool(cli, project):
+    suite, log = suite_with_log(project)
+    assert cli("check", suite).code == 0
+    fixed = cli("check", suite, "--repeats", "8", "--format", "json")
+    assert fixed.code == 0 and fixed.json()["calls"] == 6
+    again = cli("check", suite, "--format", "json").json()
+    assert again["calls"] == 0
+    for case in again["cases"]:
+        assert case["sequential"] == {
+            "baseline_repeats": 8,
+            "candidate_repeats": 8,
+            "screen": 0,
+            "verdict_repeats": 8,
+            "stopped": "same",
+        }
+    text = cli("check", suite).out
+    assert "(the baseline's own version: 8 repeats)" in text
+
+
+def _age(files: list[Path], stamp: str) -> None:
+    for path in files:
+        data = orjson.loads(path.read_bytes())
+        data["started_at"] = stamp
+        path.write_bytes(orjson.dumps(data))
+
+
+def test_baseline_samples_past_the_maximum_age_are_left_out(cli, project, deep):
+    suite, log = deep
+    samples = sorted((project.parent / "store" / "samples" / "fake").rglob("r*.json"))
+    alpha = [p for p in samples if "/alpha/" in p.as_posix()]
+    old = [p for p in alpha if int(p.stem[1:]) < 10]
+    _age(old, "2020-01-01T00:00:00.000000Z")
+    edit_target(project, *HARMLESS)
+    report = cli("check", suite, "--baseline-max-age", "30d", "--format", "json").json()
+    depths = {c["case_id"]: c["sequential"]["baseline_repeats"] for c in report["cases"]}
+    assert depths == {"alpha": 20, "beta": 30}
+
+    _age([p for p in samples if "/beta/" in p.as_posix()], "2020-01-01T00:00:00.000000Z")
+    stale = cli("check", suite, "--baseline-max-age", "30d")
+    assert stale.code == 3
+    assert "every baseline sample of 1 case(s) is older than --baseline-max-age (beta)" in stale.err
+    assert "noisefloor baseline deepen" in stale.err
+    bad = cli("check", suite, "--baseline-max-age", "soon")
+    assert bad.code == 3 and "is not a duration" in bad.err
+
+
+def test_fixed_repeats_and_other_rules_keep_the_fixed_design(cli, project, deep):
+    suite, log = deep
+    edit_target(project, *THIRD)
+    fixed = cli("check", suite, "--repeats", "10", "--format", "json").json()
+    assert fixed["calls"] == 20 and "sequential" not in fixed
+    assert all("sequential" not in c for c in fixed["cases"])
+    band = cli("check", suite, "--rule", "band", "--format", "json").json()
+    assert "sequential" not in band
