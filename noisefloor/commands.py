@@ -74,14 +74,19 @@ def _progress(args: argparse.Namespace) -> Any:
         replace=args.replace,
         set_baseline=args.set_baseline,
     )
+    return opts, _watched(opts)
+
+
+def _watched(opts: Any) -> Any:
+    """A progress bar fed by the run's sampling, on a terminal only; None elsewhere."""
     if not sys.stderr.isatty():
-        return opts, None
+        return None
     from noisefloor.report.progress import Progress
 
     progress = Progress()
     opts.on_start = progress.start
     opts.on_sample = progress.advance
-    return opts, progress
+    return progress
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -217,6 +222,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     # other formats print every warning on stderr already
     if args.format == "terminal" and (report.adopted or report.baseline is None):
         print(f"NOTE: {report.warnings[0]}", file=sys.stderr)
+    return _report_out(report, args)
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    from noisefloor.operations.ab import ab_suite
+    from noisefloor.operations.run import RunOptions
+    from noisefloor.suite import load_suite
+
+    suite = load_suite(args.suite)
+    opts = RunOptions(repeats=args.repeats, jobs=args.jobs, fresh=args.fresh)
+    progress = _watched(opts)
+    try:
+        report = ab_suite(
+            _store(args),
+            suite,
+            args.baseline_ref,
+            opts,
+            _settings(args, suite),
+            allow_target_change=args.allow_target_change,
+            continue_on_scorer_error=args.continue_on_scorer_error,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
     return _report_out(report, args)
 
 
@@ -424,6 +453,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "record": cmd_run,
     "check": cmd_check,
+    "ab": cmd_ab,
     "rescore": cmd_rescore,
     "diff": cmd_diff,
     "compare": cmd_compare,
