@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REF",
         help="the baseline arm: a commit, branch or tag (e.g. HEAD, main, HEAD~1)",
     )
-    _repeats_option(parser=p, help_text="repeats per case and arm (overrides the suite)")
+    _repeats_option(p, "repeats per case and arm (overrides the suite)")
     _sampling_options(p)
     _rule_options(p)
     _format_options(p)
