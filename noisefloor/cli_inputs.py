@@ -13,7 +13,7 @@ from typing import Any
 from noisefloor.errors import UsageError
 from noisefloor.settings import RuleSettings, resolve_settings
 
-__all__ = ["check_design", "load_suite_of", "rule_settings", "run_options", "store_of"]
+__all__ = ["check_design", "load_suite_of", "rule_settings", "run_options", "store_of", "watched"]
 
 
 def rule_settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
@@ -78,14 +78,19 @@ def run_options(args: argparse.Namespace) -> Any:
         replace=args.replace,
         set_baseline=args.set_baseline,
     )
+    return opts, watched(opts)
+
+
+def watched(opts: Any) -> Any:
+    """A progress bar fed by the run's sampling, on a terminal only; None elsewhere."""
     if not sys.stderr.isatty():
-        return opts, None
+        return None
     from noisefloor.report.progress import Progress
 
     progress = Progress()
     opts.on_start = progress.start
     opts.on_sample = progress.advance
-    return opts, progress
+    return progress
 
 
 def load_suite_of(args: argparse.Namespace) -> Any:

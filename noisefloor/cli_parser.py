@@ -96,11 +96,8 @@ def _alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
-def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
-    parser.add_argument(
-        "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
-    )
-    _repeats_option(parser, "repeats per case (overrides the suite)")
+def _sampling_options(parser: argparse.ArgumentParser) -> None:
+    """--jobs and --fresh."""
     parser.add_argument(
         "--jobs",
         type=_positive,
@@ -111,6 +108,14 @@ def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = Fals
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )
+
+
+def _run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
+    parser.add_argument(
+        "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
+    )
+    _repeats_option(parser, "repeats per case (overrides the suite)")
+    _sampling_options(parser)
     parser.add_argument(
         "--label",
         metavar="NAME",
@@ -298,8 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    def command(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=description or help_text)
         _global_options(p, top=False)
         return p
 
@@ -322,6 +327,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="with CI set in the environment, adopt this run when there is no baseline "
         "(without CI, a first check adopts anyway)",
     )
+    p = command(
+        "ab",
+        "sample a git ref and the working tree interleaved, then judge as check does",
+        "Check REF out in a temporary git worktree and sample its target and the working tree's\n"
+        "interleaved (REF, working tree, REF, ...), so drift hits both alike; then judge as check.",
+    )
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("suite", type=Path, help="the suite file (YAML), inside a git work tree")
+    p.add_argument(
+        "--baseline-ref",
+        required=True,
+        metavar="REF",
+        help="the baseline arm: a commit, branch or tag (e.g. HEAD, main, HEAD~1)",
+    )
+    _repeats_option(p, "repeats per case and arm (overrides the suite)")
+    _sampling_options(p)
+    _rule_options(p)
+    _format_options(p)
     p = command(
         "rescore", "re-apply the suite's current scorers to a stored run; never calls the target"
     )

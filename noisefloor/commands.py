@@ -11,7 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.cli_inputs import check_design, load_suite_of, rule_settings, run_options, store_of
+from noisefloor.cli_inputs import (
+    check_design,
+    load_suite_of,
+    rule_settings,
+    run_options,
+    store_of,
+    watched,
+)
 from noisefloor.errors import NoisefloorError, UsageError
 
 if TYPE_CHECKING:
@@ -118,6 +125,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     # other formats print every warning on stderr already
     if args.format == "terminal" and (report.adopted or report.baseline is None):
         print(f"NOTE: {report.warnings[0]}", file=sys.stderr)
+    return _report_out(report, args)
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    from noisefloor.operations.ab import ab_suite
+    from noisefloor.operations.run import RunOptions
+    from noisefloor.suite import load_suite
+
+    suite = load_suite(args.suite)
+    opts = RunOptions(repeats=args.repeats, jobs=args.jobs, fresh=args.fresh)
+    progress = watched(opts)
+    try:
+        report = ab_suite(
+            store_of(args),
+            suite,
+            args.baseline_ref,
+            opts,
+            rule_settings(args, suite),
+            allow_target_change=args.allow_target_change,
+            continue_on_scorer_error=args.continue_on_scorer_error,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
     return _report_out(report, args)
 
 
@@ -352,6 +383,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "record": cmd_run,
     "check": cmd_check,
+    "ab": cmd_ab,
     "rescore": cmd_rescore,
     "diff": cmd_diff,
     "compare": cmd_compare,

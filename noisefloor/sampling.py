@@ -1,4 +1,5 @@
-"""Taking samples: which repeats are missing, and calling the target for exactly those.
+"""Taking samples: which repeats are missing, and calling the target (or the targets of an A/B's
+two arms, interleaved) for exactly those.
 
 Each sample is written atomically the moment it arrives, so a killed run loses nothing it finished.
 """
@@ -11,7 +12,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,15 @@ from noisefloor.store import Store, has_sample
 from noisefloor.targets.base import CaseInput, Target
 from noisefloor.targets.kinds import kind_named
 
-__all__ = ["OnWritten", "Pending", "Redactor", "pending_samples", "take_samples"]
+__all__ = [
+    "ArmPending",
+    "OnWritten",
+    "Pending",
+    "Redactor",
+    "pending_samples",
+    "take_interleaved",
+    "take_samples",
+]
 
 
 @dataclass(frozen=True)
@@ -132,40 +141,54 @@ class _SampleWriter:
                 self._error = exc
 
 
+@dataclass(frozen=True)
+class ArmPending:
+    """The missing samples of one version of a target: one arm of an A/B comparison."""
+
+    target: Target
+    pending: Sequence[Pending]
+    redactor: Redactor = field(default_factory=Redactor)
+    """Applied to each of this arm's samples before it is written."""
+
+
 async def _take(
     store: Store,
-    target: Target,
-    pending: Sequence[Pending],
+    arms: Sequence[ArmPending],
     jobs: int,
-    redactor: Redactor,
     on_sample: Callable[[Pending, str], None] | None,
     on_written: OnWritten | None,
     started: list[asyncio.Task[Any]],
-) -> int:
+) -> list[int]:
     this = asyncio.current_task()
     assert this is not None
     started.append(this)
     semaphore = asyncio.Semaphore(jobs)
     # Blocking targets run in threads: one per job, not the default handful of threads.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=jobs))
-    calls = 0
+    calls = [0] * len(arms)
     writer = _SampleWriter(store, on_written)
 
-    async def one(item: Pending) -> None:
-        nonlocal calls
+    async def one(index: int, item: Pending) -> None:
+        arm = arms[index]
         async with semaphore:
-            sample = await target.sample(
+            sample = await arm.target.sample(
                 CaseInput(case_id=item.case.case_id, input=item.input), item.repeat, jobs
             )
-        calls += sample.attempts
-        data = redactor.apply(sample.model_dump(mode="json"))
-        if redactor:
+        calls[index] += sample.attempts
+        data = arm.redactor.apply(sample.model_dump(mode="json"))
+        if arm.redactor:
             kind_named(data["kind"]).after_redaction(data)
         writer.put(item, data)
         if on_sample is not None:
             on_sample(item, sample.outcome.value)
 
-    tasks = [asyncio.ensure_future(one(item)) for item in pending]
+    # By repeat, then case, then arm: drift over the run hits every arm alike. The semaphore
+    # wakes waiters in order, so the calls start in this order.
+    order = sorted(
+        ((index, item) for index, arm in enumerate(arms) for item in arm.pending),
+        key=lambda pair: (pair[1].repeat, pair[1].case.case_id, pair[0]),
+    )
+    tasks = [asyncio.ensure_future(one(index, item)) for index, item in order]
     started.extend(tasks)
     try:
         await asyncio.gather(*tasks)
@@ -173,10 +196,42 @@ async def _take(
         for task in tasks:
             task.cancel()
         try:
-            await target.aclose()
+            await asyncio.gather(*(arm.target.aclose() for arm in arms))
         finally:
             writer.close()
     return calls
+
+
+def take_interleaved(
+    store: Store,
+    arms: Sequence[ArmPending],
+    *,
+    jobs: int = 1,
+    on_sample: Callable[[Pending, str], None] | None = None,
+    on_written: OnWritten | None = None,
+) -> list[int]:
+    """Call each arm's target for its pending repeats, interleaved, at most `jobs` at once.
+
+    Calls start by repeat, then case, then arm (arm 0 first): repeat 0 of case 0 on every arm,
+    then repeat 0 of case 1, and so on. At one job at a time the arms strictly alternate when
+    they miss the same repeats.
+
+    Returns:
+        The calls made per arm, in the order of `arms`.
+    """
+    if not any(arm.pending for arm in arms):
+        return [0] * len(arms)
+    started: list[asyncio.Task[Any]] = []
+    try:
+        return asyncio.run(_take(store, arms, max(1, jobs), on_sample, on_written, started))
+    except BaseException:
+        # An interruption (Ctrl-C, SIGTERM) raised inside a task is stored on that task as well as
+        # raised here; mark it seen, or the collector later logs "Task exception was never
+        # retrieved" from wherever it happens to run.
+        for task in started:
+            if task.done() and not task.cancelled():
+                task.exception()
+        raise
 
 
 def take_samples(
@@ -194,27 +249,6 @@ def take_samples(
     `on_sample` hears of each call's outcome as it returns; `on_written` of each sample once its
     file is written.
     """
-    if not pending:
-        return 0
-    started: list[asyncio.Task[Any]] = []
-    try:
-        return asyncio.run(
-            _take(
-                store,
-                target,
-                pending,
-                max(1, jobs),
-                redactor or Redactor(),
-                on_sample,
-                on_written,
-                started,
-            )
-        )
-    except BaseException:
-        # An interruption (Ctrl-C, SIGTERM) raised inside a task is stored on that task as well as
-        # raised here; mark it seen, or the collector later logs "Task exception was never
-        # retrieved" from wherever it happens to run.
-        for task in started:
-            if task.done() and not task.cancelled():
-                task.exception()
-        raise
+    arm = ArmPending(target, pending, redactor or Redactor())
+    (calls,) = take_interleaved(store, [arm], jobs=jobs, on_sample=on_sample, on_written=on_written)
+    return calls

@@ -116,3 +116,13 @@ def test_min_effect_help_says_a_scorers_own_is_in_score_units(command):
     assert "for a number scorer it is in score units" in out
     assert "inconclusive only while its 95% interval reaches that min_effect" in out
     assert "2% of the baseline mean's magnitude" in out
+
+
+def test_ab_says_in_its_help_what_it_does():
+    """Two lines: where the ref is sampled, in which order, and how it is judged."""
+    parsers = dict(_walk(build_parser()))
+    text = parsers["noisefloor ab"].format_help()
+    description = text.split("\n\n")[1]
+    assert description.count("\n") == 1, description
+    assert "temporary git worktree" in description and "interleaved" in description
+    assert "--baseline-ref REF" in parsers["noisefloor ab"].format_usage()

@@ -75,6 +75,7 @@ SPLIT = [
     "exit_policy.py",
     "operations/run.py",
     "operations/check.py",
+    "operations/ab.py",
     "operations/rescore.py",
     "operations/resolve.py",
     "cli.py",

@@ -14,7 +14,13 @@ import orjson
 import pytest
 
 from noisefloor.records import CaseRecord
-from noisefloor.sampling import Redactor, pending_samples, take_samples
+from noisefloor.sampling import (
+    ArmPending,
+    Redactor,
+    pending_samples,
+    take_interleaved,
+    take_samples,
+)
 from noisefloor.store import Store
 from noisefloor.targets.function import FunctionTarget
 
@@ -150,3 +156,71 @@ def test_each_written_sample_is_reported_once_its_file_is_there(tmp_path: Path) 
     ]
     # sampling indexes nothing itself: whoever wants an index subscribes
     assert not list(tmp_path.glob("ledger.sqlite*"))
+
+
+def _arm_cases(store: Store, target_key: str, count: int, repeats: int) -> list[CaseRecord]:
+    return [
+        CaseRecord(
+            case_id=f"case-{i}",
+            case_key=f"{i:016d}",
+            input=f"question {i}",
+            repeats=repeats,
+            sample_dir=store.rel(
+                store.sample_dir("suite", f"case-{i}", target_key, f"{i:016d}", 0)
+            ),
+            scorers=[],
+        )
+        for i in range(count)
+    ]
+
+
+def test_two_arms_are_sampled_interleaved_by_repeat_then_case_then_arm(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    calls: list[tuple[str, str, int]] = []
+
+    def arm(name: str) -> FunctionTarget:
+        def answer(question: str, case_id: str, repeat: int) -> str:
+            calls.append((name, case_id, repeat))
+            return f"{name} {question}"
+
+        return FunctionTarget(answer, key=name)
+
+    base = pending_samples(store, _arm_cases(store, "b" * 16, 2, 2))
+    cand = pending_samples(store, _arm_cases(store, "c" * 16, 2, 2))
+    taken = take_interleaved(
+        store, [ArmPending(arm("base"), base), ArmPending(arm("cand"), cand)], jobs=1
+    )
+    assert taken == [4, 4]
+    assert calls == [
+        ("base", "case-0", 0),
+        ("cand", "case-0", 0),
+        ("base", "case-1", 0),
+        ("cand", "case-1", 0),
+        ("base", "case-0", 1),
+        ("cand", "case-0", 1),
+        ("base", "case-1", 1),
+        ("cand", "case-1", 1),
+    ]
+    # each arm's samples land in its own sample set, and their start times alternate
+    written = sorted(
+        (orjson.loads(p.path.read_bytes())["started_at"], arm_name)
+        for arm_name, pending in (("base", base), ("cand", cand))
+        for p in pending
+    )
+    assert [name for _, name in written] == ["base", "cand"] * 4
+    assert orjson.loads(cand[0].path.read_bytes())["output"]["text"] == "cand question 0"
+
+
+def test_interleaving_takes_only_what_each_arm_misses(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    base_cases = _arm_cases(store, "b" * 16, 1, 3)
+    take_samples(store, FunctionTarget(_answer), pending_samples(store, base_cases))
+    grown = [c.model_copy(update={"repeats": 4}) for c in base_cases]
+    arms = [
+        ArmPending(FunctionTarget(_answer), pending_samples(store, grown)),
+        ArmPending(
+            FunctionTarget(_answer), pending_samples(store, _arm_cases(store, "c" * 16, 1, 4))
+        ),
+    ]
+    assert take_interleaved(store, arms, jobs=2) == [1, 4]
+    assert pending_samples(store, grown) == []

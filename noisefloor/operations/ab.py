@@ -1,0 +1,250 @@
+"""A/B against a git ref: the suite's target as REF has it (in a temporary worktree) and as the
+working tree has it, sampled interleaved so that drift hits both arms alike, then judged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from noisefloor import __version__
+from noisefloor.comparison import compare_runs
+from noisefloor.errors import NoisefloorError, UsageError
+from noisefloor.fingerprint import GIT_LABEL
+from noisefloor.indexing import SampleIndexer, index_run
+from noisefloor.operations.run import RunOptions, case_records, new_run_id
+from noisefloor.records import CaseRecord, RunRecord
+from noisefloor.report.model import Report, TargetChange
+from noisefloor.sampling import ArmPending, Pending, Redactor, pending_samples, take_interleaved
+from noisefloor.settings import REPEATS, RuleSettings
+from noisefloor.store import Store, utc_now
+from noisefloor.suite import Suite
+from noisefloor.targets.base import RawSample
+from noisefloor.targets.factory import BuiltTarget, build_target
+from noisefloor.targets.kinds import kind_named
+from noisefloor.version_change import version_change
+from noisefloor.worktree import Checkout, checked_out
+
+__all__ = ["Arm", "ab_suite", "new_arm", "sample_arms"]
+
+
+@dataclass
+class Arm:
+    """One side of an A/B: a version of the suite's target and the sample set of each case."""
+
+    built: BuiltTarget
+    epoch: int
+    cases: list[CaseRecord]
+    """Each case with the repeats this arm holds so far (`sample_arms` raises them)."""
+    redactor: Redactor
+    inputs: dict[str, str]
+    """What the target receives per case id (the records may hold a redacted copy)."""
+    calls: int = 0
+    """Target calls made for this arm so far."""
+
+
+def new_arm(store: Store, suite: Suite, built: BuiltTarget, *, fresh: bool = False) -> Arm:
+    """An arm for one version of the suite's target, in its current epoch (a new one if `fresh`).
+
+    Its cases start at the suite's repeats; `sample_arms` sets how many each arm takes.
+    """
+    key = built.record.key
+    epoch = store.bump_epoch(suite.name, key) if fresh else store.epoch(suite.name, key)
+    redactor = Redactor(suite.redact, built.secrets)
+    return Arm(
+        built=built,
+        epoch=epoch,
+        cases=case_records(store, suite, built, epoch, redactor=redactor),
+        redactor=redactor,
+        inputs={c.id: c.input for c in suite.cases},
+    )
+
+
+def sample_arms(
+    store: Store,
+    arms: Sequence[Arm],
+    upto: Mapping[str, int],
+    jobs: int,
+    *,
+    on_sample: Callable[[Pending, str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> int:
+    """Bring each arm's cases to `upto[case_id]` repeats, taking only the samples they miss.
+
+    The calls interleave (by repeat, then case, then arm, in the order of `arms`), at most `jobs`
+    at once; each sample is written and indexed as it arrives. Can be called again with more
+    repeats for some cases: the samples already taken are kept. Hold the suite's store lock.
+
+    Returns:
+        The target calls made, all arms together (each arm's own are added to its `calls`).
+    """
+    wanted: list[ArmPending] = []
+    for arm in arms:
+        arm.cases = [
+            c.model_copy(update={"repeats": upto[c.case_id]}) if c.case_id in upto else c
+            for c in arm.cases
+        ]
+        pending = pending_samples(store, arm.cases, arm.inputs)
+        wanted.append(ArmPending(arm.built.target, pending, arm.redactor))
+    if on_start is not None:
+        on_start(sum(len(w.pending) for w in wanted))
+    indexer = SampleIndexer(store)
+    try:
+        calls = take_interleaved(store, wanted, jobs=jobs, on_sample=on_sample, on_written=indexer)
+    finally:
+        indexer.close()
+    for arm, made in zip(arms, calls, strict=True):
+        arm.calls += made
+    return sum(calls)
+
+
+def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
+    """Every sample of the cases, read only as a kind's check after a run asks for them."""
+    from noisefloor.banding import read_sample
+
+    for case in cases:
+        for path in store.sample_paths(case):
+            yield read_sample(path)
+
+
+def _save_run(
+    store: Store, suite: Suite, arm: Arm, started: str, jobs: int, label: str | None
+) -> RunRecord:
+    """The run record of one arm, once its samples are taken (the kind's checks may refuse it)."""
+    served = kind_named(arm.built.record.kind).check_run(_samples(store, arm.cases))
+    if arm.built.tracked is not None:
+        store.save_manifest(arm.built.record.fingerprint[GIT_LABEL], arm.built.tracked)
+    run = RunRecord(
+        run_id=new_run_id(suite.name),
+        suite=suite.name,
+        suite_file=suite.path.name,
+        label=label,
+        started_at=started,
+        finished_at=utc_now(),
+        harness_version=__version__,
+        target=arm.built.record,
+        epoch=arm.epoch,
+        jobs=jobs,
+        calls=arm.calls,
+        served_models=served,
+        cases=arm.cases,
+    )
+    store.save_run(run)
+    if label is not None:
+        store.set_label(suite.name, label, [run.run_id])
+    return run
+
+
+def _built_at(tree: Checkout, suite: Suite, store: Store) -> BuiltTarget:
+    """The suite's target as if the suite file lay at its place in the checkout: its cwd, the
+    files its version digests and its git tree are the checkout's."""
+    there = dataclasses.replace(
+        suite,
+        path=tree.mirror(suite.base_dir) / suite.path.name,
+        cases_path=tree.mirror(suite.cases_path) if suite.cases_path else None,
+    )
+    try:
+        return build_target(there, tree.mirror(store.root))
+    except NoisefloorError as exc:
+        raise type(exc)(
+            f"the baseline arm at {tree.ref} ({tree.sha[:12]}): {exc.message}",
+            where=exc.where,
+            hint=exc.hint,
+            details=exc.details,
+        ) from None
+
+
+def _check_options(suite: Suite, opts: RunOptions) -> None:
+    if opts.label or opts.replace or opts.set_baseline:
+        raise UsageError(
+            "ab labels its baseline arm itself and moves no baseline: "
+            "--label, --replace and --set-baseline do not apply"
+        )
+    if opts.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
+    needed = min((opts.repeats or c.repeats) for c in suite.cases)
+    if needed < 2:
+        raise UsageError(
+            f"a comparison needs at least 2 repeats per case and arm to measure noise; got {needed}",
+            hint=f"raise --repeats ({REPEATS} is the default)",
+        )
+
+
+def ab_suite(
+    store: Store,
+    suite: Suite,
+    ref: str,
+    opts: RunOptions,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+    continue_on_scorer_error: bool = False,
+) -> Report:
+    """Sample the suite's target at git `ref` and in the working tree, interleaved, and compare.
+
+    `ref` is checked out in a temporary worktree under the store root, removed before this
+    returns (or raises). Both arms take the suite's repeats (or `opts.repeats`) per case and are
+    saved as runs (the baseline arm's labelled `ab-<sha>`); the report compares them as `check`
+    does. When both arms are one target version their sample sets coincide: they are sampled
+    once, and the report says that nothing differs.
+
+    Raises:
+        UsageError: The suite is not in a git work tree, or `ref` names no commit.
+    """
+    _check_options(suite, opts)
+    cand_built = build_target(suite, store.root)
+    store.ensure()
+    started = utc_now()
+    with checked_out(suite.base_dir, ref, store.root) as tree:
+        base_built = _built_at(tree, suite, store)
+        same = base_built.record.key == cand_built.record.key
+        with store.lock(suite.name):
+            arms = [new_arm(store, suite, base_built, fresh=opts.fresh)]
+            if not same:
+                arms.append(new_arm(store, suite, cand_built, fresh=opts.fresh))
+            upto = {c.id: opts.repeats or c.repeats for c in suite.cases}
+            calls = sample_arms(
+                store, arms, upto, opts.jobs, on_sample=opts.on_sample, on_start=opts.on_start
+            )
+            label = f"ab-{tree.sha[:12]}"
+            runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
+            if not same:
+                runs.append(_save_run(store, suite, arms[1], started, opts.jobs, None))
+    base, cand = runs[0], runs[-1]
+    report = compare_runs(
+        store,
+        base,
+        cand,
+        settings,
+        allow_target_change=allow_target_change,
+        continue_on_scorer_error=continue_on_scorer_error,
+    )
+    for run in runs:
+        index_run(store, run)
+    arm_line = (
+        f"baseline arm: {ref} ({tree.sha[:12]}), checked out in a temporary git worktree "
+        f"(removed); candidate arm: the working tree; sampled interleaved"
+    )
+    if same:
+        arm_line += (
+            f". Both arms are one target version ({cand.target.key}): nothing differs, so one "
+            "sample set stands for both and nothing can regress"
+        )
+    notes = [arm_line]
+    change = version_change(base.target, cand.target, store.load_manifest)
+    if change is not None:
+        report.target_change = TargetChange.model_validate(change.as_dict())
+        notes.append(change.message(_shown(suite.path)))
+    report.warnings[:0] = notes
+    report.calls = calls
+    return report
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
