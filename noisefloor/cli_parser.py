@@ -341,10 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REF",
         help="the baseline arm: a commit, branch or tag (e.g. HEAD, main, HEAD~1)",
     )
-    _repeats_option(p, "repeats per case and arm (overrides the suite)")
+    _repeats_option(p, "repeats per case and arm, a fixed design (default: sequential)")
     _sampling_options(p)
     _rule_options(p)
     _format_options(p)
+    _sequential_options(p)
     p = command(
         "rescore", "re-apply the suite's current scorers to a stored run; never calls the target"
     )

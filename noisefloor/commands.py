@@ -145,6 +145,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
             rule_settings(args, suite),
             allow_target_change=args.allow_target_change,
             continue_on_scorer_error=args.continue_on_scorer_error,
+            design=check_design(args, suite),
         )
     finally:
         if progress is not None:

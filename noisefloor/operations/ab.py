@@ -12,12 +12,16 @@ from pathlib import Path
 from noisefloor import __version__
 from noisefloor.comparison import compare_runs
 from noisefloor.errors import NoisefloorError, UsageError
+from noisefloor.exit_policy import finished_report
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.operations.run import RunOptions, case_records, new_run_id
+from noisefloor.operations.sequential_check import sequential_check
+from noisefloor.pool import pooled_baseline
 from noisefloor.records import CaseRecord, RunRecord
 from noisefloor.report.model import Report, TargetChange
 from noisefloor.sampling import ArmPending, Pending, Redactor, pending_samples, take_interleaved
+from noisefloor.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import Store, utc_now
 from noisefloor.suite import Suite
@@ -43,6 +47,8 @@ class Arm:
     """What the target receives per case id (the records may hold a redacted copy)."""
     calls: int = 0
     """Target calls made for this arm so far."""
+    run_id: str = ""
+    """The id its run record will have."""
 
 
 def new_arm(store: Store, suite: Suite, built: BuiltTarget, *, fresh: bool = False) -> Arm:
@@ -54,6 +60,7 @@ def new_arm(store: Store, suite: Suite, built: BuiltTarget, *, fresh: bool = Fal
     epoch = store.bump_epoch(suite.name, key) if fresh else store.epoch(suite.name, key)
     redactor = Redactor(suite.redact, built.secrets)
     return Arm(
+        run_id=new_run_id(suite.name),
         built=built,
         epoch=epoch,
         cases=case_records(store, suite, built, epoch, redactor=redactor),
@@ -113,11 +120,27 @@ def _save_run(
     store: Store, suite: Suite, arm: Arm, started: str, jobs: int, label: str | None
 ) -> RunRecord:
     """The run record of one arm, once its samples are taken (the kind's checks may refuse it)."""
-    served = kind_named(arm.built.record.kind).check_run(_samples(store, arm.cases))
     if arm.built.tracked is not None:
         store.save_manifest(arm.built.record.fingerprint[GIT_LABEL], arm.built.tracked)
-    run = RunRecord(
-        run_id=new_run_id(suite.name),
+    run = _run_record(store, suite, arm, arm.cases, started, jobs, label)
+    store.save_run(run)
+    if label is not None:
+        store.set_label(suite.name, label, [run.run_id])
+    return run
+
+
+def _run_record(
+    store: Store,
+    suite: Suite,
+    arm: Arm,
+    cases: list[CaseRecord],
+    started: str,
+    jobs: int,
+    label: str | None,
+) -> RunRecord:
+    served = kind_named(arm.built.record.kind).check_run(_samples(store, cases))
+    return RunRecord(
+        run_id=arm.run_id,
         suite=suite.name,
         suite_file=suite.path.name,
         label=label,
@@ -129,12 +152,69 @@ def _save_run(
         jobs=jobs,
         calls=arm.calls,
         served_models=served,
-        cases=arm.cases,
+        cases=cases,
     )
-    store.save_run(run)
-    if label is not None:
-        store.set_label(suite.name, label, [run.run_id])
-    return run
+
+
+class _ArmsSession:
+    """An A/B's arms as a sequential check samples them: each step brings the baseline arm's
+    cases to as many repeats as the candidate's, interleaved (`operations.sequential_check`)."""
+
+    def __init__(
+        self, store: Store, suite: Suite, arms: list[Arm], opts: RunOptions, label: str
+    ) -> None:
+        self.store, self.suite, self.arms, self.opts, self.label = store, suite, arms, opts, label
+        self.started = utc_now()
+        self.taken = 0
+        self.base_run: RunRecord | None = None
+
+    def cases(self) -> list[CaseRecord]:
+        return list(self.arms[-1].cases)
+
+    def _wanted(self, cases: list[CaseRecord]) -> list[list[CaseRecord]]:
+        """Per arm, the cases to bring up to date: the candidate's windows, and the baseline
+        arm's cases at as many repeats."""
+        repeats = {c.case_id: c.repeats for c in cases}
+        base = [
+            c.model_copy(update={"repeats": max(c.repeats, repeats[c.case_id])})
+            for c in self.arms[0].cases
+            if c.case_id in repeats
+        ]
+        return [base, cases]
+
+    def missing(self, cases: list[CaseRecord]) -> int:
+        return sum(
+            len(pending_samples(self.store, wanted, arm.inputs))
+            for arm, wanted in zip(self.arms, self._wanted(cases), strict=True)
+        )
+
+    def take(self, cases: list[CaseRecord]) -> int:
+        self.taken += self.missing(cases)
+        upto = {c.case_id: c.repeats for c in cases}
+        opts = self.opts
+        return sample_arms(
+            self.store, self.arms, upto, opts.jobs, on_sample=opts.on_sample, on_start=opts.on_start
+        )
+
+    def base_record(self) -> RunRecord:
+        """The baseline arm as it stands: what the deep baseline pools."""
+        return _run_record(
+            self.store, self.suite, self.arms[0], self.arms[0].cases, self.started, 1, self.label
+        )
+
+    def record(self, cases: list[CaseRecord]) -> RunRecord:
+        arm = self.arms[-1]
+        return _run_record(self.store, self.suite, arm, cases, self.started, self.opts.jobs, None)
+
+    def finish(self, cases: list[CaseRecord]) -> RunRecord:
+        store, suite, jobs = self.store, self.suite, self.opts.jobs
+        self.base_run = _save_run(store, suite, self.arms[0], self.started, jobs, self.label)
+        cand = self.arms[-1]
+        if cand.built.tracked is not None:
+            store.save_manifest(cand.built.record.fingerprint[GIT_LABEL], cand.built.tracked)
+        run = self.record(cases).model_copy(update={"calls": cand.calls, "finished_at": utc_now()})
+        store.save_run(run)
+        return run
 
 
 def _built_at(tree: Checkout, suite: Suite, store: Store) -> BuiltTarget:
@@ -181,14 +261,16 @@ def ab_suite(
     *,
     allow_target_change: bool = False,
     continue_on_scorer_error: bool = False,
+    design: Design | None = None,
 ) -> Report:
     """Sample the suite's target at git `ref` and in the working tree, interleaved, and compare.
 
     `ref` is checked out in a temporary worktree under the store root, removed before this
     returns (or raises). Both arms take the suite's repeats (or `opts.repeats`) per case and are
     saved as runs (the baseline arm's labelled `ab-<sha>`); the report compares them as `check`
-    does. When both arms are one target version their sample sets coincide: they are sampled
-    once, and the report says that nothing differs.
+    does: sequentially unless `opts.repeats` fixes the repeats, the baseline arm taking as
+    many repeats as the candidate's at each step. When both arms are one target version their
+    sample sets coincide: they are sampled once, and the report says that nothing differs.
 
     Raises:
         UsageError: The suite is not in a git work tree, or `ref` names no commit.
@@ -200,27 +282,48 @@ def ab_suite(
     with checked_out(suite.base_dir, ref, store.root) as tree:
         base_built = _built_at(tree, suite, store)
         same = base_built.record.key == cand_built.record.key
+        label = f"ab-{tree.sha[:12]}"
+        design = design or Design()
+        screens = [opts.repeats or c.repeats for c in suite.cases]
         with store.lock(suite.name):
             arms = [new_arm(store, suite, base_built, fresh=opts.fresh)]
             if not same:
                 arms.append(new_arm(store, suite, cand_built, fresh=opts.fresh))
-            upto = {c.id: opts.repeats or c.repeats for c in suite.cases}
-            calls = sample_arms(
-                store, arms, upto, opts.jobs, on_sample=opts.on_sample, on_start=opts.on_start
-            )
-            label = f"ab-{tree.sha[:12]}"
-            runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
-            if not same:
-                runs.append(_save_run(store, suite, arms[1], started, opts.jobs, None))
+            if not same and design.applies(opts.repeats, settings, screens):
+                session = _ArmsSession(store, suite, arms, opts, label)
+
+                def pool() -> RunRecord:
+                    return pooled_baseline(
+                        store,
+                        session.base_record(),
+                        design.baseline_repeats,
+                        design.baseline_max_age_s,
+                    )
+
+                parts, cand = sequential_check(
+                    store, session, settings, pool, design, allow_target_change=allow_target_change
+                )
+                assert session.base_run is not None
+                runs = [session.base_run, cand]
+                report = finished_report(parts, settings, continue_on_scorer_error)
+            else:
+                upto = {c.id: opts.repeats or c.repeats for c in suite.cases}
+                sample_arms(
+                    store, arms, upto, opts.jobs, on_sample=opts.on_sample, on_start=opts.on_start
+                )
+                runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
+                if not same:
+                    runs.append(_save_run(store, suite, arms[1], started, opts.jobs, None))
+                report = compare_runs(
+                    store,
+                    runs[0],
+                    runs[-1],
+                    settings,
+                    allow_target_change=allow_target_change,
+                    continue_on_scorer_error=continue_on_scorer_error,
+                )
     base, cand = runs[0], runs[-1]
-    report = compare_runs(
-        store,
-        base,
-        cand,
-        settings,
-        allow_target_change=allow_target_change,
-        continue_on_scorer_error=continue_on_scorer_error,
-    )
+    calls = sum(arm.calls for arm in arms)
     for run in runs:
         index_run(store, run)
     arm_line = (

@@ -11,7 +11,7 @@ from noisefloor.comparison import check_comparable, compare_runs, few, run_summa
 from noisefloor.errors import BaselineMissing, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.indexing import index_run
-from noisefloor.operations.run import RunOptions, RunResult, run_suite
+from noisefloor.operations.run import RunOptions, RunResult, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import against_pool, pooled_baseline
 from noisefloor.records import RunRecord
@@ -177,16 +177,10 @@ def check_suite(
 
     screens = [opts.repeats or c.repeats for c in suite.cases]
     if design.applies(opts.repeats, settings, screens):
-        parts, run = sequential_check(
-            store,
-            suite,
-            opts,
-            settings,
-            pool,
-            built,
-            design,
-            allow_target_change=allow_target_change,
-        )
+        with run_session(store, suite, opts, built) as session:
+            parts, run = sequential_check(
+                store, session, settings, pool, design, allow_target_change=allow_target_change
+            )
         report = finished_report(parts, settings, continue_on_scorer_error)
     else:
         run = run_suite(store, suite, opts, built, score=False).run

@@ -174,6 +174,10 @@ class RunSession:
         """The samples of `cases` not on disk yet."""
         return pending_samples(self.store, cases, self._inputs)
 
+    def missing(self, cases: list[CaseRecord]) -> int:
+        """How many samples `take(cases)` would take."""
+        return len(self.pending(cases))
+
     def take(self, cases: list[CaseRecord]) -> int:
         """Take the missing samples of `cases`; return the calls made."""
         pending = self.pending(cases)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import statistics as pystats
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from noisefloor import stats
 from noisefloor.comparison import comparison_parts, run_summary
 from noisefloor.errors import UsageError
-from noisefloor.operations.run import RunOptions, RunSession, run_session
 from noisefloor.pool import against_pool
 from noisefloor.records import CaseRecord, RunRecord
 from noisefloor.report.model import (
@@ -25,55 +24,79 @@ from noisefloor.report.model import (
 from noisefloor.sequential import Design, Stop, combine, doubt_order
 from noisefloor.settings import REFERENCE_CHANGE, SCREEN_SHARE, RuleSettings
 from noisefloor.store import Store
-from noisefloor.suite import Suite
-from noisefloor.targets.factory import BuiltTarget
 from noisefloor.verdict import suite_summary
 
-__all__ = ["sequential_check"]
+__all__ = ["Sampler", "sequential_check"]
+
+
+class Sampler(Protocol):
+    """What a sequential check samples through: a check's run session, or an A/B's two arms
+    (whose baseline arm takes as many repeats as the candidate, interleaved)."""
+
+    taken: int
+    """Samples taken so far."""
+
+    def cases(self) -> list[CaseRecord]:
+        """The candidate's cases at the suite's repeats."""
+        ...
+
+    def missing(self, cases: list[CaseRecord]) -> int:
+        """How many samples `take(cases)` would take."""
+        ...
+
+    def take(self, cases: list[CaseRecord]) -> object:
+        """Take the missing samples of the candidate's `cases`."""
+        ...
+
+    def record(self, cases: list[CaseRecord]) -> RunRecord:
+        """The candidate's run record of `cases`, not saved."""
+        ...
+
+    def finish(self, cases: list[CaseRecord]) -> RunRecord:
+        """Save the candidate's run record of `cases` (and what else the sampler keeps)."""
+        ...
 
 
 def sequential_check(
     store: Store,
-    suite: Suite,
-    opts: RunOptions,
+    sampler: Sampler,
     settings: RuleSettings,
     pool_of: Callable[[], RunRecord],
-    built: BuiltTarget,
     design: Design,
     *,
     allow_target_change: bool = False,
 ) -> tuple[dict[str, Any], RunRecord]:
-    """Sample and judge in two looks; return the report's parts and the run saved.
+    """Sample and judge in two looks; return the report's parts and the candidate's run saved.
 
     `pool_of()` gives the deep baseline as it stands once the screen's samples are written (a
-    check of the baseline's own version adds to it).
+    check of the baseline's own version adds to it). Call it holding the suite's lock.
     """
-    with run_session(store, suite, opts, built) as session:
-        # a screen below min_valid could judge nothing: every case would go to confirmation
-        screen_cases = [
-            c.model_copy(update={"repeats": max(c.repeats, c.first_repeat + settings.min_valid)})
-            for c in session.cases()
-        ]
-        _check_budget(session, screen_cases, design)
-        session.take(screen_cases)
-        pool: RunRecord = pool_of()
-        screen_run = against_pool(pool, session.record(screen_cases))
-        screened = comparison_parts(
-            store,
-            pool,
-            screen_run,
-            design.screen(settings),
-            allow_target_change=allow_target_change,
-        )
-        pool_dirs = {c.case_id: c.sample_dir for c in pool.cases}
-        same = {c.case_id for c in screen_cases if pool_dirs.get(c.case_id) == c.sample_dir}
-        stops: dict[str, Stop] = {cid: Stop.SAME for cid in same}
-        fresh = _confirmations(session, screen_cases, screened["cases"], same, design, stops)
-        session.take(fresh)
-        confirmed_ids = {c.case_id for c in fresh}
-        windows = {c.case_id: c for c in fresh}
-        final_cases = [windows.get(c.case_id, c) for c in screen_cases]
-        run = session.finish(final_cases)
+    # a screen below min_valid could judge nothing: every case would go to confirmation
+    screen_cases = [
+        c.model_copy(update={"repeats": max(c.repeats, c.first_repeat + settings.min_valid)})
+        for c in sampler.cases()
+    ]
+    _check_budget(sampler, screen_cases, design)
+    sampler.take(screen_cases)
+    pool: RunRecord = pool_of()
+    screen_run = against_pool(pool, sampler.record(screen_cases))
+    screened = comparison_parts(
+        store,
+        pool,
+        screen_run,
+        design.screen(settings),
+        allow_target_change=allow_target_change,
+    )
+    pool_dirs = {c.case_id: c.sample_dir for c in pool.cases}
+    same = {c.case_id for c in screen_cases if pool_dirs.get(c.case_id) == c.sample_dir}
+    stops: dict[str, Stop] = {cid: Stop.SAME for cid in same}
+    fresh = _confirmations(sampler, screen_cases, screened["cases"], same, design, stops)
+    sampler.take(fresh)
+    confirmed_ids = {c.case_id for c in fresh}
+    windows = {c.case_id: c for c in fresh}
+    final_cases = [windows.get(c.case_id, c) for c in screen_cases]
+    pool = pool_of()
+    run = sampler.finish(final_cases)
     confirmed: dict[str, CaseReport] = {}
     confirm_summary = None
     if fresh:
@@ -107,17 +130,17 @@ def sequential_check(
             design,
             pool,
             cases,
-            (len(fresh), sum(1 for s in stops.values() if s is Stop.BUDGET), session.taken),
+            (len(fresh), sum(1 for s in stops.values() if s is Stop.BUDGET), sampler.taken),
             (screened["rule_summary"], confirm_summary),
         ),
     }
     return parts, run
 
 
-def _check_budget(session: RunSession, cases: list[CaseRecord], design: Design) -> None:
+def _check_budget(sampler: Sampler, cases: list[CaseRecord], design: Design) -> None:
     if design.max_calls is None:
         return
-    need = len(session.pending(cases))
+    need = sampler.missing(cases)
     if need > design.max_calls:
         raise UsageError(
             f"--max-calls {design.max_calls} is below the screen's {need} samples "
@@ -127,7 +150,7 @@ def _check_budget(session: RunSession, cases: list[CaseRecord], design: Design) 
 
 
 def _confirmations(
-    session: RunSession,
+    sampler: Sampler,
     screen_cases: list[CaseRecord],
     screened: list[CaseReport],
     same: set[str],
@@ -137,7 +160,7 @@ def _confirmations(
     """The fresh repeats each case in doubt takes after its screen, most doubtful first, as
     long as the budget lasts; `stops` learns which cases took them and which the budget left."""
     by_id = {c.case_id: c for c in screen_cases}
-    budget = None if design.max_calls is None else design.max_calls - session.taken
+    budget = None if design.max_calls is None else design.max_calls - sampler.taken
     out = []
     for case_id in doubt_order(screened):
         if case_id in same:
@@ -147,7 +170,7 @@ def _confirmations(
             stops[case_id] = Stop.CAP
             continue
         window = case.model_copy(update={"start": case.repeats, "repeats": design.max_repeats})
-        need = len(session.pending([window]))
+        need = sampler.missing([window])
         if budget is not None and need > budget:
             stops[case_id] = Stop.BUDGET
             continue

@@ -112,10 +112,21 @@ def test_a_regression_planted_in_the_working_tree_fails_against_head(cli, repo):
     assert report["runs"]["baseline"]["label"] == f"ab-{sha[:12]}"
     assert report["runs"]["baseline"]["target_key"] != report["runs"]["candidate"]["target_key"]
     assert report["target_change"]["modified"] == ["montecarlo.py"]
-    assert report["calls"] == 2 * len(CASES) * REPEATS
+    # sequential: every case screened at REPEATS per arm; the broken case, 0/4 against 4/4, is
+    # in doubt and confirmed with both arms brought to 30 repeats, interleaved
+    assert report["calls"] == 2 * len(CASES) * REPEATS + 2 * (30 - REPEATS)
+    broken = next(c for c in report["cases"] if c["case_id"] == BROKEN)
+    assert broken["sequential"] == {
+        "baseline_repeats": 30,
+        "candidate_repeats": 30,
+        "screen": REPEATS,
+        "verdict_repeats": 30 - REPEATS,
+        "stopped": "decided",
+    }
     # the baseline arm ran the committed program: every repeat of the broken case passed there
-    scorer = next(c for c in report["cases"] if c["case_id"] == BROKEN)["scorers"][0]
-    assert (scorer["baseline"]["k"], scorer["candidate"]["k"]) == (REPEATS, 0)
+    scorer = broken["scorers"][0]
+    assert (scorer["baseline"]["k"], scorer["baseline"]["n"]) == (30, 30)
+    assert (scorer["candidate"]["k"], scorer["candidate"]["n"]) == (0, 30 - REPEATS)
     _nothing_left(repo)
 
 
