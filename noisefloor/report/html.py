@@ -19,10 +19,12 @@ if TYPE_CHECKING:
     from noisefloor.report.repeats import Repeat
     from noisefloor.store import Store
 
-__all__ = ["CASES_WITH_REPEATS", "render", "render_run"]
+__all__ = ["CASES_IN_DETAIL", "render", "render_run"]
 
-#: Cases whose repeats a page lists (worst first, unchanged ones never): bounds a big suite's page.
-CASES_WITH_REPEATS = 20
+#: Cases a page shows in detail, worst first: a plot each, and the repeats of those that are
+#: not unchanged. Later cases show their numbers only: a matplotlib plot takes ~0.1 s and
+#: ~15 KB, and a 50-case page must stay quick to write and under 1 MB.
+CASES_IN_DETAIL = 20
 
 _EXIT = {
     0: "nothing regressed",
@@ -265,22 +267,18 @@ def _case(case: CaseReport, body: list[str]) -> list[str]:
 
 
 def render(report: Report, store: Store | None = None) -> str:
-    """The comparison report as one HTML page; with the store, the repeats of every case that
-    is not unchanged (at most `CASES_WITH_REPEATS` of them) are listed, each output expandable.
-    """
+    """The comparison report as one HTML page. The first `CASES_IN_DETAIL` cases get a plot
+    and, given the store, those not unchanged list their repeats, each output expandable."""
     runs = _Runs(store, report) if store is not None else None
-    listed = 0
     body = [*_header(report), *_settings(report), '<main id="cases">']
-    for case in report.cases:
-        parts = [
-            _plot(case.case_id, [(s.key, s.baseline, s.candidate) for s in case.scorers]),
-            _scorer_table(case),
-        ]
+    for shown, case in enumerate(report.cases):
+        detailed = shown < CASES_IN_DETAIL
+        scorers = [(s.key, s.baseline, s.candidate) for s in case.scorers]
+        parts = [_plot(case.case_id, scorers) if detailed else "", _scorer_table(case)]
         # the sequential evidence of a case (repeats taken per side, and why sampling stopped)
         # belongs here, between the numbers and the repeats they came from
         if runs is not None and case.verdict != "unchanged":
-            listed += 1
-            if listed <= CASES_WITH_REPEATS:
+            if detailed:
                 repeats = runs.repeats(
                     report.suite, case.case_id, report.baseline, report.candidate
                 )
@@ -290,9 +288,9 @@ def render(report: Report, store: Store | None = None) -> str:
                 )
             else:
                 parts.append(
-                    f'<p class="note">Repeats listed for the first {CASES_WITH_REPEATS} changed '
-                    f"cases only: `noisefloor show {_e(report.candidate)} --case "
-                    f"{_e(case.case_id)}` prints this one's.</p>"
+                    f'<p class="note">Plots and repeats are shown for the first {CASES_IN_DETAIL} '
+                    f"cases: `noisefloor show {_e(report.candidate)} --case {_e(case.case_id)}` "
+                    "prints this one's.</p>"
                 )
         body += _case(case, [p for p in parts if p])
     body.append("</main>")
@@ -314,7 +312,7 @@ def render_run(summary: dict[str, Any]) -> str:
         body += [f"<li>warning: {_e(w)}</li>" for w in summary["warnings"]]
         body.append("</ul>")
     body += ["</header>", '<main id="cases">']
-    for case in summary["cases"]:
+    for shown, case in enumerate(summary["cases"]):
         sides = [(s["key"], Side(), Side.model_validate(s["side"])) for s in case["scorers"]]
         outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
         rows = "".join(
@@ -325,7 +323,7 @@ def render_run(summary: dict[str, Any]) -> str:
             f'<section class="case" id="case-{_e(case["case_id"])}" data-case="{_e(case["case_id"])}">',
             f"<h2><code>{_e(case['case_id'])}</code></h2>",
             f'<p class="reason">{_e(outcomes)}</p>',
-            _plot(case["case_id"], sides),
+            _plot(case["case_id"], sides) if shown < CASES_IN_DETAIL else "",
             f'<table class="scorers"><tbody>{rows}</tbody></table>',
             "</section>",
         ]

@@ -7,9 +7,15 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from noisefloor.report.html import CASES_IN_DETAIL
+from noisefloor.report.repeats import OUTPUT_CHARS
 from tests.browser import needs_chromium, open_page
 from tests.conftest import answer_case, fake_suite
+from tests.llm_server import LlmServer
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 CAPTURE = Path(__file__).resolve().parents[2] / "examples" / "local-llm" / "capture"
@@ -146,3 +152,59 @@ def test_local_llm_capture_in_a_browser(cli, tmp_path):
     assert page.cases[0] == ("refusal_boundary", "regressed")
     assert [v for _, v in page.cases][-1] == "unchanged"
     assert len(page.cases) == 8
+
+
+def _http_suite(directory: Path, base_url: str, cases: list[dict[str, Any]]) -> Path:
+    target = {"base_url": base_url, "model": "stand-in", "max_retries": 2, "retry_budget": 100}
+    doc = {"name": "big", "target": {"http": target}, "defaults": {"repeats": 20}, "cases": cases}
+    path = directory / "suite.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@needs_chromium
+def test_fifty_cases_of_twenty_repeats_stay_under_a_megabyte(cli, tmp_path):
+    """The page of a big check stays small: repeats are listed for changed cases only, cut."""
+    with LlmServer() as server:
+        cases = [
+            {
+                "id": f"case-{i:02d}",
+                "input": f"question {i} [sample]",
+                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}, "latency"],
+            }
+            for i in range(50)
+        ]
+        suite = _http_suite(tmp_path, server.base_url, cases)
+        assert cli("check", suite, "--jobs", "8").code == 0
+        for case in cases[:5]:
+            case["input"] = case["input"].replace("[sample]", "Lyon")
+        suite = _http_suite(tmp_path, server.base_url, cases)
+        page_file = tmp_path / "big.html"
+        result = cli("check", suite, "--jobs", "8", "--format", "html", "--output", page_file)
+
+    assert result.code == 1, result.out
+    assert page_file.stat().st_size < 1_000_000
+    page = open_page(page_file)
+    assert page.console == []
+    assert len(page.cases) == 50
+    assert {v for _, v in page.cases[:5]} == {"regressed"}
+    # plots for the first cases only; repeats for the changed ones among them
+    assert page.tags.count("svg") == CASES_IN_DETAIL
+    assert page.dom.count('class="repeats"') == 5
+
+
+def test_a_long_output_is_cut_on_the_page(cli, project, tmp_path):
+    suite = _drifting_suite(project)
+    assert cli("check", suite).code == 0
+    suite.write_text(
+        suite.read_text().replace("calls.log", "calls.log\n    NOISEFLOOR_FAKE_HUGE_MB: '0.05'")
+    )
+    page_file = tmp_path / "long.html"
+
+    result = cli("check", suite, "--format", "html", "--output", page_file)
+
+    assert result.code == 2, result.out
+    page = page_file.read_text(encoding="utf-8")
+    assert f"cut to {OUTPUT_CHARS} of 50000 characters" in page
+    assert "x" * OUTPUT_CHARS in page and "x" * (OUTPUT_CHARS + 1) not in page
+    assert len(page) < 150_000
