@@ -191,7 +191,7 @@ def _scorer_table(case: CaseReport) -> str:
     return f'<table class="scorers"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _repeat_html(r: Repeat) -> str:
+def _repeat_html(r: Repeat, opened: bool = False) -> str:
     why = "; ".join(f"{label}: {detail}" for label, detail in r.failures) or r.reason
     streams = []
     for s in r.streams:
@@ -202,10 +202,10 @@ def _repeat_html(r: Repeat) -> str:
         + (f' <span class="muted">{_e(r.outcome)}</span>' if r.outcome != "ok" else "")
         + (f" &mdash; {_e(why)}" if r.status != "pass" else "")
     )
+    shown = "".join(streams) or '<p class="note">(no output)</p>'
     return (
-        f'<details class="repeat status-{_e(r.status)}" data-repeat="{r.repeat}">'
-        f"<summary>{summary}</summary>{''.join(streams) or '<p class=note>(no output)</p>'}"
-        "</details>"
+        f'<details class="repeat status-{_e(r.status)}" data-repeat="{r.repeat}"'
+        f"{' open' if opened else ''}><summary>{summary}</summary>{shown}</details>"
     )
 
 
@@ -224,6 +224,7 @@ class _Runs:
         return {c.case_id: c for c in run.cases}
 
     def repeats(self, suite: str, case_id: str, base_run: str | None, cand_run: str) -> str:
+        """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
         from noisefloor.report.repeats import side_repeats
 
         cand = self.cand.get(case_id)
@@ -241,10 +242,12 @@ class _Runs:
                 if len(shown) < total
                 else ""
             )
+            first_fail = next((r for r in shown if r.status == "fail"), None)
+            opened = first_fail if side == "candidate" else None
             parts.append(
                 f'<div class="side side-{side}"><h3><span class="swatch swatch-{side}"></span> '
                 f"{side} <code>{_e(run_id)}</code>{more}</h3>"
-                + "".join(_repeat_html(r) for r in shown)
+                + "".join(_repeat_html(r, r is opened) for r in shown)
                 + "</div>"
             )
         return "".join(parts)
@@ -282,9 +285,11 @@ def render(report: Report, store: Store | None = None) -> str:
                 repeats = runs.repeats(
                     report.suite, case.case_id, report.baseline, report.candidate
                 )
+                # a failing case's repeats are open: they are what a reviewer came for
+                opened = " open" if case.verdict in ("regressed", "broken") else ""
                 parts.append(
-                    '<details class="repeats"><summary>The repeats behind this verdict</summary>'
-                    f"{repeats}</details>"
+                    f'<details class="repeats"{opened}><summary>The repeats behind this verdict'
+                    f"</summary>{repeats}</details>"
                 )
             else:
                 parts.append(

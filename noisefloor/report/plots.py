@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import io
 import re
-from xml.etree import ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from xml.etree import ElementTree as ET
 
 from noisefloor.errors import UsageError
 

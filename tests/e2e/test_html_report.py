@@ -16,6 +16,7 @@ from noisefloor.report.repeats import OUTPUT_CHARS
 from tests.browser import needs_chromium, open_page
 from tests.conftest import answer_case, fake_suite
 from tests.llm_server import LlmServer
+from tests.screenshot import quickstart_regression_png
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 CAPTURE = Path(__file__).resolve().parents[2] / "examples" / "local-llm" / "capture"
@@ -208,3 +209,13 @@ def test_a_long_output_is_cut_on_the_page(cli, project, tmp_path):
     assert f"cut to {OUTPUT_CHARS} of 50000 characters" in page
     assert "x" * OUTPUT_CHARS in page and "x" * (OUTPUT_CHARS + 1) not in page
     assert len(page) < 150_000
+
+
+@needs_chromium
+def test_the_readme_screenshot_can_be_made_again(tmp_path):
+    png = tmp_path / "shot.png"
+
+    assert quickstart_regression_png(png) == 1
+
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
