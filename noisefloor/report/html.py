@@ -282,9 +282,9 @@ def render(report: Report, store: Store | None = None) -> str:
         # belongs here, between the numbers and the repeats they came from
         if runs is not None and case.verdict != "unchanged":
             if detailed:
-                repeats = runs.repeats(
-                    report.suite, case.case_id, report.baseline, report.candidate
-                )
+                # an adopted run is its own baseline: its repeats are listed once
+                base = None if report.adopted else report.baseline
+                repeats = runs.repeats(report.suite, case.case_id, base, report.candidate)
                 # a failing case's repeats are open: they are what a reviewer came for
                 opened = " open" if case.verdict in ("regressed", "broken") else ""
                 parts.append(

@@ -219,3 +219,12 @@ def test_the_readme_screenshot_can_be_made_again(tmp_path):
 
     data = png.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
+
+
+def test_an_adopting_check_lists_each_repeat_once(cli, project):
+    result = cli("check", _drifting_suite(project), "--format", "html")
+
+    assert result.code == 0
+    assert "adopted as the baseline" in result.out
+    assert result.out.count('class="repeat ') == 10
+    assert "swatch-baseline" not in result.out.split('<main id="cases">')[1]
