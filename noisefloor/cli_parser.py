@@ -199,11 +199,37 @@ def _endpoint_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--system", metavar="TEXT", help="a system message sent before each input")
 
 
+def _format(text: str) -> str:
+    """A --format value; html is refused at once, before any sampling, without its extra."""
+    if text == "html":
+        _html_ready()
+    return text
+
+
+def _html_file(text: str) -> Path:
+    _html_ready()
+    return Path(text)
+
+
+def _html_ready() -> None:
+    from noisefloor.report.plots import require_plotting
+
+    try:
+        require_plotting()
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message}; {exc.hint}") from None
+
+
 def _format_options(parser: argparse.ArgumentParser) -> None:
-    from noisefloor.report import FORMATS
+    from noisefloor.report import ALL_FORMATS
 
     parser.add_argument(
-        "--format", choices=FORMATS, default="terminal", help="report format (default terminal)"
+        "--format",
+        type=_format,
+        choices=ALL_FORMATS,
+        default="terminal",
+        help="report format (default terminal; html is one self-contained page with plots, "
+        "from the `html` extra)",
     )
     parser.add_argument(
         "--output", type=Path, metavar="FILE", help="also write the report, in --format, to FILE"
@@ -361,6 +387,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _rule_options(p)
     _format_options(p)
+    p = command(
+        "report",
+        "compare a stored run with its suite's baseline and write the HTML report; "
+        "never calls the target",
+    )
+    p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
+    p.add_argument(
+        "--html",
+        type=_html_file,
+        required=True,
+        metavar="FILE",
+        help="write the report here (one self-contained page; needs the `html` extra)",
+    )
+    _rule_options(p)
     p = command("baseline", "move or list the baseline pointers")
     bsub = p.add_subparsers(
         dest="baseline_command", metavar="ACTION", parser_class=_Parser, required=True

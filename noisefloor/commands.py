@@ -60,10 +60,11 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
 def _report_out(report: Report, args: argparse.Namespace) -> int:
     from noisefloor.report import render_report
 
+    store = _store(args, read_only=True)
     if args.output is not None:
-        _emit(render_report(report, "terminal"), args, render_report(report, args.format))
+        _emit(render_report(report, "terminal"), args, render_report(report, args.format, store))
     else:
-        _emit(render_report(report, args.format), args)
+        _emit(render_report(report, args.format, store), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
     return report.exit_code
@@ -193,6 +194,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import compare_labels
 
     return _compared(args, compare_labels, args.baseline, args.current, suite=args.suite)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """`diff` of a run with its baseline, the terminal report printed, the HTML one written."""
+    from noisefloor.operations.resolve import diff_runs
+
+    args.format, args.output = "html", args.html
+    return _compared(args, diff_runs, args.run, None, continue_on_scorer_error=True)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -388,6 +397,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "rescore": cmd_rescore,
     "diff": cmd_diff,
     "compare": cmd_compare,
+    "report": cmd_report,
     "baseline": cmd_baseline,
     "runs": cmd_runs,
     "show": cmd_show,

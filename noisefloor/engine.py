@@ -25,6 +25,7 @@ __all__ = [
     "EngineStats",
     "SideBands",
     "band_tasks",
+    "compared_score_file",
     "comparison_tasks",
     "missing_samples",
     "run_tasks",
@@ -227,6 +228,13 @@ def score_file(store: Store, suite: str, case: CaseRecord, use: ScorerUse) -> Pa
         "impl_hash": use.impl_hash,
     }
     key = _score_key(use, recorded)
+    return store.derived_dir("scores", suite) / _score_name(case.case_id, sset_id(case), use, key)
+
+
+def compared_score_file(store: Store, suite: str, case: CaseRecord, use: ScorerUse) -> Path:
+    """Where a comparison put its score of one case: by the scorer as the code is now, which
+    scores both sides (`band_tasks` names it so)."""
+    key = _score_key(use, scorer_config(use))
     return store.derived_dir("scores", suite) / _score_name(case.case_id, sset_id(case), use, key)
 
 

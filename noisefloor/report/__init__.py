@@ -1,4 +1,4 @@
-"""Renderers of reports and runs: terminal, json, markdown and junit, one module each.
+"""Renderers of reports and runs: terminal, json, markdown, junit and html, one module each.
 
 A report is a `noisefloor.report.model.Report` (`noisefloor.comparison` and
 `noisefloor.operations.check` build it); every renderer prints the numbers behind a verdict.
@@ -10,14 +10,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from noisefloor.report.model import Report
+    from noisefloor.store import Store
 
-__all__ = ["FORMATS", "render_report", "render_run"]
+__all__ = ["ALL_FORMATS", "FORMATS", "render_report", "render_run"]
 
+#: The formats rendered from the report model alone.
 FORMATS = ("terminal", "json", "markdown", "junit")
+#: And html, which also reads the repeats from the store and needs the `html` extra.
+ALL_FORMATS = (*FORMATS, "html")
 
 
-def render_report(report: Report, fmt: str) -> str:
-    """A comparison report in one format, every one of them read from the same model."""
+def render_report(report: Report, fmt: str, store: Store | None = None) -> str:
+    """A comparison report in one format, every one of them read from the same model.
+
+    Given the store, the html page also lists the repeats behind each verdict.
+    """
+    if fmt == "html":
+        from noisefloor.report.html import render as render_html
+
+        return render_html(report, store)
     if fmt == "json":
         from noisefloor.report.json import render
 
@@ -37,6 +48,10 @@ def render_report(report: Report, fmt: str) -> str:
 
 def render_run(summary: dict[str, Any], fmt: str) -> str:
     """A run (no comparison) in one format."""
+    if fmt == "html":
+        from noisefloor.report.html import render_run as render_run_html
+
+        return render_run_html(summary)
     if fmt == "json":
         from noisefloor.report.json import render
 

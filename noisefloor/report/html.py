@@ -1,0 +1,336 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, no script, nothing fetched) with
+the suite line and exit code on top, then every case worst first with its plots and repeats.
+
+Everything a target printed, and every name from a suite, is escaped; nothing is injected raw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from noisefloor.report._evidence import calls_text, counts_line, evidence_line, side_text
+from noisefloor.report.model import CaseReport, Report, Side
+from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
+
+if TYPE_CHECKING:
+    from noisefloor.records import CaseRecord, RunRecord, ScorerUse
+    from noisefloor.report.repeats import Repeat
+    from noisefloor.store import Store
+
+__all__ = ["CASES_IN_DETAIL", "render", "render_run"]
+
+#: Cases a page shows in detail, worst first: a plot each, and the repeats of those that are
+#: not unchanged. Later cases show their numbers only: a matplotlib plot takes ~0.1 s and
+#: ~15 KB, and a 50-case page must stay quick to write and under 1 MB.
+CASES_IN_DETAIL = 20
+
+_EXIT = {
+    0: "nothing regressed",
+    1: "a case regressed",
+    2: "a case is broken",
+    3: "the harness or its configuration is wrong",
+}
+
+_CSS = f"""
+body {{ font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; padding: 1rem;
+  color: #1d1d1f; background: #fff; }}
+h1 {{ font-size: 1.35rem; margin: 0 0 .3rem; }}
+h2 {{ font-size: 1.1rem; margin: 0 0 .2rem; }}
+h3 {{ font-size: .95rem; margin: .8rem 0 .3rem; }}
+code, pre {{ font: 12.5px/1.4 ui-monospace, monospace; }}
+pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f8; padding: .4rem .6rem;
+  margin: .2rem 0 .5rem; border-radius: 4px; max-height: 24rem; overflow: auto; }}
+header, section.case, #settings {{ border-bottom: 1px solid #ddd; padding: .8rem 0; }}
+section.case {{ border-left: 4px solid #ddd; padding-left: .8rem; }}
+section.case-regressed, section.case-broken, section.case-invalid {{ border-left-color: #b3261e; }}
+section.case-inconclusive, section.case-quarantine {{ border-left-color: #f2c14e; }}
+.exit {{ font-weight: 600; }}
+.exit-0 {{ color: #1b7f3b; }} .exit-1, .exit-2 {{ color: #b3261e; }} .exit-3 {{ color: #8a5a00; }}
+.verdict {{ display: inline-block; padding: 0 .4rem; border-radius: 3px;
+  font-size: .85rem; text-transform: uppercase; letter-spacing: .03em; background: #eee; }}
+.v-regressed, .v-broken, .v-invalid {{ background: #b3261e; color: #fff; }}
+.v-inconclusive, .v-quarantine, .v-redefined, .v-unmeasured {{ background: #f2c14e; }}
+.v-improved, .v-fixed {{ background: #cfe8d5; }}
+.reason {{ margin: .1rem 0 .4rem; }}
+table {{ border-collapse: collapse; width: 100%; font-size: 13px; }}
+th, td {{ text-align: left; vertical-align: top; padding: .2rem .5rem .2rem 0;
+  border-bottom: 1px solid #eee; }}
+svg.plot {{ width: 100%; max-width: 42rem; height: auto; display: block; }}
+.swatch {{ display: inline-block; width: .8rem; height: .8rem; border-radius: 50%;
+  vertical-align: -1px; }}
+.swatch-baseline {{ background: {BASELINE_COLOUR}; }}
+.swatch-candidate {{ background: {CANDIDATE_COLOUR}; }}
+details.repeat > summary {{ cursor: pointer; }}
+.status {{ font-weight: 600; }} .status-fail, .status-invalid {{ color: #b3261e; }}
+.note, .muted {{ color: #666; font-size: 12.5px; }}
+ul.warnings {{ color: #8a5a00; padding-left: 1.2rem; }}
+"""
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _page(title: str, body: list[str]) -> str:
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_e(title)}</title>",
+            f"<style>{_CSS}</style>",
+            "</head>",
+            "<body>",
+            *body,
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+def _point(s: Side) -> tuple[float, float, float] | None:
+    """A side's pass rate with its Wilson interval (computed here when the rule gave none)."""
+    if s.empty or not s.n or s.k is None:
+        return None
+    if s.wilson:
+        low, high = s.wilson
+    else:
+        from noisefloor.stats.binary import wilson
+
+        low, high = wilson(s.k, s.n)
+    return s.k / s.n, low, high
+
+
+def _plot(case_id: str, scorers: Sequence[tuple[str, Side, Side]]) -> str:
+    plots = [
+        RatePlot(key, _point(base), _point(cand), base.values or (), cand.values or ())
+        for key, base, cand in scorers
+    ]
+    svg = case_svg(plots, f"pass rates of {case_id}, baseline and candidate")
+    return f'<figure class="plot">{svg}</figure>' if svg else ""
+
+
+def _header(report: Report) -> list[str]:
+    if report.adopted:
+        runs = f"run <code>{_e(report.candidate)}</code>, adopted as the baseline"
+    elif report.baseline is None:
+        runs = f"run <code>{_e(report.candidate)}</code>, not adopted as the baseline"
+    else:
+        runs = (
+            f'<span class="swatch swatch-baseline"></span> baseline <code>{_e(report.baseline)}'
+            f'</code> &rarr; <span class="swatch swatch-candidate"></span> candidate '
+            f"<code>{_e(report.candidate)}</code>"
+        )
+    code = report.exit_code
+    out = [
+        '<header id="summary">',
+        f"<h1>noisefloor: {_e(report.suite)}</h1>",
+        f'<p class="runs">{runs}</p>',
+        f'<p class="suite-line"><strong>{_e(counts_line(report.counts))}</strong>, rule '
+        f"<code>{_e(report.rule)}</code>, {_e(calls_text(report))}</p>",
+        f'<p class="exit exit-{code}" id="exit-code">exit {code}: {_e(_EXIT.get(code, ""))}</p>',
+    ]
+    summary = report.suite_summary
+    if summary is not None and summary.cases and summary.ci95:
+        lo, hi = summary.ci95
+        out.append(
+            f"<p>suite: mean pass-rate change {summary.mean_diff:+.3f}, 95% CI "
+            f"[{lo:+.3f}, {hi:+.3f}] over {summary.cases} cases</p>"
+        )
+    if report.warnings:
+        out.append('<ul class="warnings">')
+        out += [f"<li>warning: {_e(w)}</li>" for w in report.warnings]
+        out.append("</ul>")
+    out.append("</header>")
+    return out
+
+
+def _settings(report: Report) -> list[str]:
+    """The settings the rule ran with and what it computed across cases."""
+    rows: list[tuple[str, Any]] = []
+    if report.settings is not None:
+        rows += sorted(report.settings.dump().items())
+    rule = report.rule_summary
+    if rule is not None:
+        rows += [(f"rule: {k}", v) for k, v in sorted(rule.dump().items())]
+    if not rows:
+        return []
+    cells = "".join(f"<tr><th>{_e(k)}</th><td>{_e(_value(v))}</td></tr>" for k, v in rows)
+    return [
+        '<section id="settings"><details><summary>Settings and corrections</summary>',
+        f"<table>{cells}</table></details></section>",
+    ]
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_value(x)}" for k, x in v.items()) or "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "-" if v is None else str(v)
+
+
+def _scorer_table(case: CaseReport) -> str:
+    rows = []
+    for s in case.scorers:
+        evidence = evidence_line(s.evidence) or s.reason
+        rows.append(
+            f'<tr class="scorer"><td><code>{_e(s.key)}</code></td>'
+            f'<td><span class="verdict v-{_e(s.verdict)}">{_e(s.verdict)}</span></td>'
+            f"<td>{_e(side_text(s.baseline))}</td>"
+            f"<td>{_e(side_text(s.candidate))}</td><td>{_e(evidence)}</td></tr>"
+        )
+    if not rows:
+        return ""
+    head = "<tr><th>scorer</th><th>verdict</th><th>baseline</th><th>candidate</th><th>evidence</th></tr>"
+    return f'<table class="scorers"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _repeat_html(r: Repeat, opened: bool = False) -> str:
+    why = "; ".join(f"{label}: {detail}" for label, detail in r.failures) or r.reason
+    streams = []
+    for s in r.streams:
+        notes = f' <span class="note">({_e("; ".join(s.notes))})</span>' if s.notes else ""
+        streams.append(f"<div>{_e(s.name)}{notes}</div><pre>{_e(s.text)}</pre>")
+    summary = (
+        f'r{r.repeat} <span class="status status-{_e(r.status)}">{_e(r.status)}</span>'
+        + (f' <span class="muted">{_e(r.outcome)}</span>' if r.outcome != "ok" else "")
+        + (f" &mdash; {_e(why)}" if r.status != "pass" else "")
+    )
+    shown = "".join(streams) or '<p class="note">(no output)</p>'
+    return (
+        f'<details class="repeat status-{_e(r.status)}" data-repeat="{r.repeat}"'
+        f"{' open' if opened else ''}><summary>{summary}</summary>{shown}</details>"
+    )
+
+
+class _Runs:
+    """The compared runs' case records, to find each case's samples and scorers."""
+
+    def __init__(self, store: Store, report: Report) -> None:
+        self.store = store
+        self.base = self._cases(report.suite, report.baseline)
+        self.cand = self._cases(report.suite, report.candidate)
+
+    def _cases(self, suite: str, run_id: str | None) -> dict[str, CaseRecord]:
+        if run_id is None:
+            return {}
+        run: RunRecord = self.store.load_run(suite, run_id)
+        return {c.case_id: c for c in run.cases}
+
+    def repeats(self, suite: str, case_id: str, base_run: str | None, cand_run: str) -> str:
+        """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
+        from noisefloor.report.repeats import side_repeats
+
+        cand = self.cand.get(case_id)
+        base = self.base.get(case_id)
+        either = cand or base
+        uses: list[ScorerUse] = either.scorers if either is not None else []
+        parts = []
+        for side, run_id, record in (("baseline", base_run, base), ("candidate", cand_run, cand)):
+            if record is None or run_id is None:
+                continue
+            shown, total = side_repeats(self.store, suite, record, uses)
+            more = (
+                f' <span class="note">({len(shown)} of {total} shown, failing ones first; '
+                f"`noisefloor show {_e(run_id)} --case {_e(case_id)}` prints every one)</span>"
+                if len(shown) < total
+                else ""
+            )
+            first_fail = next((r for r in shown if r.status == "fail"), None)
+            opened = first_fail if side == "candidate" else None
+            parts.append(
+                f'<div class="side side-{side}"><h3><span class="swatch swatch-{side}"></span> '
+                f"{side} <code>{_e(run_id)}</code>{more}</h3>"
+                + "".join(_repeat_html(r, r is opened) for r in shown)
+                + "</div>"
+            )
+        return "".join(parts)
+
+
+def _case(case: CaseReport, body: list[str]) -> list[str]:
+    mark = "ok" if case.verdict == "unchanged" else case.verdict
+    tags = ""
+    if case.flaky:
+        tags = " [flaky: " + ", ".join(f"{k} {v:.2f}" for k, v in case.flaky.items()) + "]"
+    return [
+        f'<section class="case case-{_e(case.verdict)}" id="case-{_e(case.case_id)}" '
+        f'data-case="{_e(case.case_id)}" data-verdict="{_e(case.verdict)}">',
+        f'<h2><span class="verdict v-{_e(case.verdict)}">{_e(mark)}</span> '
+        f"<code>{_e(case.case_id)}</code></h2>",
+        f'<p class="reason">{_e(case.reason)}{_e(tags)}</p>',
+        *body,
+        "</section>",
+    ]
+
+
+def render(report: Report, store: Store | None = None) -> str:
+    """The comparison report as one HTML page. The first `CASES_IN_DETAIL` cases get a plot
+    and, given the store, those not unchanged list their repeats, each output expandable."""
+    runs = _Runs(store, report) if store is not None else None
+    body = [*_header(report), *_settings(report), '<main id="cases">']
+    for shown, case in enumerate(report.cases):
+        detailed = shown < CASES_IN_DETAIL
+        scorers = [(s.key, s.baseline, s.candidate) for s in case.scorers]
+        parts = [_plot(case.case_id, scorers) if detailed else "", _scorer_table(case)]
+        # the sequential evidence of a case (repeats taken per side, and why sampling stopped)
+        # belongs here, between the numbers and the repeats they came from
+        if runs is not None and case.verdict != "unchanged":
+            if detailed:
+                # an adopted run is its own baseline: its repeats are listed once
+                base = None if report.adopted else report.baseline
+                repeats = runs.repeats(report.suite, case.case_id, base, report.candidate)
+                # a failing case's repeats are open: they are what a reviewer came for
+                opened = " open" if case.verdict in ("regressed", "broken") else ""
+                parts.append(
+                    f'<details class="repeats"{opened}><summary>The repeats behind this verdict'
+                    f"</summary>{repeats}</details>"
+                )
+            else:
+                parts.append(
+                    f'<p class="note">Plots and repeats are shown for the first {CASES_IN_DETAIL} '
+                    f"cases: `noisefloor show {_e(report.candidate)} --case {_e(case.case_id)}` "
+                    "prints this one's.</p>"
+                )
+        body += _case(case, [p for p in parts if p])
+    body.append("</main>")
+    return _page(f"noisefloor: {report.suite}", body)
+
+
+def render_run(summary: dict[str, Any]) -> str:
+    """A run without a comparison: per case, each scorer's pass rate and values."""
+    run = summary["run"]
+    body = [
+        '<header id="summary">',
+        f"<h1>noisefloor: {_e(run['suite'])}</h1>",
+        f'<p class="runs"><span class="swatch swatch-candidate"></span> run '
+        f"<code>{_e(run['run_id'])}</code>: {len(run['cases'])} cases, "
+        f"{summary['calls']} target calls ({summary['pending']} samples were missing)</p>",
+    ]
+    if summary.get("warnings"):
+        body.append('<ul class="warnings">')
+        body += [f"<li>warning: {_e(w)}</li>" for w in summary["warnings"]]
+        body.append("</ul>")
+    body += ["</header>", '<main id="cases">']
+    for shown, case in enumerate(summary["cases"]):
+        sides = [(s["key"], Side(), Side.model_validate(s["side"])) for s in case["scorers"]]
+        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
+        rows = "".join(
+            f"<tr><td><code>{_e(key)}</code></td><td>{_e(side_text(side))}</td></tr>"
+            for key, _, side in sides
+        )
+        body += [
+            f'<section class="case" id="case-{_e(case["case_id"])}" data-case="{_e(case["case_id"])}">',
+            f"<h2><code>{_e(case['case_id'])}</code></h2>",
+            f'<p class="reason">{_e(outcomes)}</p>',
+            _plot(case["case_id"], sides) if shown < CASES_IN_DETAIL else "",
+            f'<table class="scorers"><tbody>{rows}</tbody></table>',
+            "</section>",
+        ]
+    body.append("</main>")
+    return _page(f"noisefloor: {run['suite']}", body)

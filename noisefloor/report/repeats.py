@@ -1,0 +1,115 @@
+"""The repeats behind one side of a case, read back from the store for the HTML report: how each
+repeat counted, which scorers failed it and why, and what the target printed, cut to a bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from noisefloor.banding import read_sample
+from noisefloor.engine import compared_score_file
+from noisefloor.records import CaseRecord, RepeatScore, RepeatStatus, ScoreFile, ScorerUse
+from noisefloor.records import repeat_status as _repeat_status
+from noisefloor.store import Store
+from noisefloor.targets.base import Stream
+from noisefloor.targets.kinds import kind_named
+
+__all__ = ["OUTPUT_CHARS", "REPEATS_SHOWN", "Repeat", "Shown", "side_repeats"]
+
+#: Characters of one stream a report shows; `noisefloor show` prints the rest.
+OUTPUT_CHARS = 2000
+#: Repeats of one side a report lists, failing ones first; a page for big suites stays small.
+REPEATS_SHOWN = 30
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One stream as the page shows it: its text, cut, and what was left out or altered."""
+
+    name: str
+    text: str
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One repeat of one side: pass, fail or invalid, why, and what the target printed."""
+
+    repeat: int
+    status: str
+    reason: str
+    failures: tuple[tuple[str, str], ...]
+    """Each scorer that did not pass this repeat, with its detail."""
+    outcome: str
+    streams: tuple[Shown, ...]
+
+
+def _shown(name: str, stream: Stream | None) -> Shown | None:
+    if stream is None or (not stream.text and not stream.size):
+        return None
+    notes = []
+    text = stream.text
+    if len(text) > OUTPUT_CHARS:
+        notes.append(f"cut to {OUTPUT_CHARS} of {len(text)} characters")
+        text = text[:OUTPUT_CHARS]
+    if stream.b64 is not None:
+        notes.append("not valid UTF-8: shown with replacement characters")
+    if stream.truncated:
+        notes.append(f"the target printed {stream.size} bytes; the store kept the first ones")
+    return Shown(name, text, tuple(notes))
+
+
+def _scores(
+    store: Store, suite: str, case: CaseRecord, uses: Sequence[ScorerUse]
+) -> list[tuple[str, list[RepeatScore]]]:
+    out = []
+    for use in uses:
+        path = compared_score_file(store, suite, case, use)
+        if path.exists():
+            out.append((use.label, store.read_model(path, ScoreFile).repeats))
+    return out
+
+
+def side_repeats(
+    store: Store, suite: str, case: CaseRecord, uses: Sequence[ScorerUse]
+) -> tuple[list[Repeat], int]:
+    """The repeats of one side of a case scored with `uses`, and how many there are in all.
+
+    At most `REPEATS_SHOWN`, failing and invalid ones first, listed in repeat order.
+    """
+    scores = _scores(store, suite, case, uses)
+    paths = store.sample_paths(case)
+    judged = []
+    for repeat in range(len(paths)):
+        of_repeat = [(label, rs[repeat]) for label, rs in scores if repeat < len(rs)]
+        status, reason = _repeat_status(of_repeat)
+        failures = tuple(
+            (label, score.detail)
+            for label, score in of_repeat
+            if score.status is not RepeatStatus.PASS
+        )
+        judged.append((repeat, status, reason, failures))
+    shown = sorted(judged, key=lambda r: (r[1] == "pass", r[0]))[:REPEATS_SHOWN]
+    repeats = []
+    for repeat, status, reason, failures in sorted(shown):
+        path = paths[repeat]
+        if not path.exists():
+            continue
+        sample = read_sample(path)
+        streams = (
+            _shown(kind_named(sample.kind).output_name, sample.output),
+            _shown("stderr", sample.stderr),
+            Shown("error", sample.error, ()) if sample.error else None,
+        )
+        repeats.append(
+            Repeat(
+                repeat=repeat,
+                status=status,
+                reason=reason,
+                failures=failures,
+                outcome=sample.outcome.value,
+                streams=tuple(s for s in streams if s is not None),
+            )
+        )
+    return repeats, len(paths)
