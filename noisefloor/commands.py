@@ -60,7 +60,7 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
 def _report_out(report: Report, args: argparse.Namespace) -> int:
     from noisefloor.report import render_report
 
-    store = _store(args, read_only=True)
+    store = store_of(args, read_only=True)
     if args.output is not None:
         _emit(render_report(report, "terminal"), args, render_report(report, args.format, store))
     else:

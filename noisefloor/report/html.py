@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.report._evidence import calls_text, counts_line, evidence_line, side_text
+from noisefloor.report._evidence import (
+    calls_text,
+    counts_line,
+    evidence_line,
+    repeats_tag,
+    sequential_line,
+    side_text,
+)
 from noisefloor.report.model import CaseReport, Report, Side
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
 
@@ -135,6 +142,9 @@ def _header(report: Report) -> list[str]:
         f"<code>{_e(report.rule)}</code>, {_e(calls_text(report))}</p>",
         f'<p class="exit exit-{code}" id="exit-code">exit {code}: {_e(_EXIT.get(code, ""))}</p>',
     ]
+    sequential = sequential_line(report)
+    if sequential is not None:
+        out.append(f'<p class="sequential" id="sequential">{_e(sequential)}</p>')
     summary = report.suite_summary
     if summary is not None and summary.cases and summary.ci95:
         lo, hi = summary.ci95
@@ -278,8 +288,9 @@ def render(report: Report, store: Store | None = None) -> str:
         detailed = shown < CASES_IN_DETAIL
         scorers = [(s.key, s.baseline, s.candidate) for s in case.scorers]
         parts = [_plot(case.case_id, scorers) if detailed else "", _scorer_table(case)]
-        # the sequential evidence of a case (repeats taken per side, and why sampling stopped)
-        # belongs here, between the numbers and the repeats they came from
+        # what a sequential verdict rests on: repeats per side, and why sampling stopped
+        if case.sequential is not None:
+            parts.append(f'<p class="sequential">{_e(repeats_tag(case))}</p>')
         if runs is not None and case.verdict != "unchanged":
             if detailed:
                 # an adopted run is its own baseline: its repeats are listed once
