@@ -3,6 +3,9 @@ JUnit XML that validates against a JUnit schema."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
 import pytest
 
 from tests.conftest import answer_case, fake_suite
@@ -11,11 +14,10 @@ from tests.conftest import answer_case, fake_suite
 @pytest.fixture
 def regressed(cli, project, monkeypatch):
     """A suite file whose next check regresses: its answers turn from Paris to Lyon."""
-    suite = fake_suite(project, [answer_case("alpha"), answer_case("beta")])
-    assert cli("check", suite).code == 0
-    return fake_suite(
-        project, [answer_case("alpha"), answer_case("beta")], env={"NOISEFLOOR_FAKE_ANSWER": "Lyon"}
-    )
+    # the quoted outputs repeat the input: markup characters reach the XML report
+    cases = [answer_case("alpha", input='<b> & "c"'), answer_case("beta")]
+    assert cli("check", fake_suite(project, cases)).code == 0
+    return fake_suite(project, cases, env={"NOISEFLOOR_FAKE_ANSWER": "Lyon"})
 
 
 def test_check_appends_the_markdown_summary_whatever_it_prints(
@@ -66,3 +68,39 @@ def test_an_unwritable_summary_is_a_clear_harness_error(cli, regressed, tmp_path
     result = cli("check", regressed)
     assert result.code == 3
     assert "GITHUB_STEP_SUMMARY" in result.err and "hint:" in result.err
+
+
+JUNIT_XSD = Path(__file__).resolve().parents[1] / "data" / "junit.xsd"
+
+
+def _validated(xml: str) -> ET.Element:
+    import xmlschema
+
+    xmlschema.XMLSchema(JUNIT_XSD).validate(xml)
+    return ET.fromstring(xml)
+
+
+def test_junit_validates_with_one_testcase_per_case_and_evidence_in_the_message(cli, regressed):
+    result = cli("check", regressed, "--format", "junit")
+    assert result.code == 1
+    assert result.out.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    root = _validated(result.out)
+    suites = root.findall("testsuite") if root.tag == "testsuites" else [root]
+    cases = [case for suite in suites for case in suite.findall("testcase")]
+    assert sorted(c.get("name") for c in cases) == ["alpha", "beta"]
+    failures = [c.find("failure") for c in cases if c.find("failure") is not None]
+    assert sum(int(s.get("failures")) for s in suites) == len(failures) == 2
+    for failure in failures:
+        assert failure.get("type") == "regressed"
+        assert "pass rate 5/5 -> 0/5" in failure.get("message") and "p=" in failure.get("message")
+        assert "Lyon" in failure.text  # the quoted failing output
+    assert '"question": "<b> & ' in failures[0].text
+
+
+def test_junit_of_a_clean_check_validates(cli, project):
+    suite = fake_suite(project, [answer_case("alpha")])
+    cli("check", suite)
+    result = cli("check", suite, "--format", "junit")
+    assert result.code == 0
+    root = _validated(result.out)
+    assert root.find(".//failure") is None and len(root.findall(".//testcase")) == 1
