@@ -3,10 +3,17 @@ JUnit XML that validates against a JUnit schema."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+import yaml
 
 from tests.conftest import answer_case, fake_suite
 
@@ -104,3 +111,65 @@ def test_junit_of_a_clean_check_validates(cli, project):
     assert result.code == 0
     root = _validated(result.out)
     assert root.find(".//failure") is None and len(root.findall(".//testcase")) == 1
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _check_flags(capsys: pytest.CaptureFixture[str]) -> set[str]:
+    """The flags `noisefloor check --help` lists."""
+    from noisefloor.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    return set(re.findall(r"--[a-z][a-z-]*", capsys.readouterr().out))
+
+
+def test_the_action_installs_noisefloor_and_passes_the_exit_code_through(
+    regressed, tmp_path, capsys
+):
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert set(action["inputs"]) == {"suite", "args", "python-version"}
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    install = next(s for s in steps if "pip install" in s.get("run", ""))
+    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]["noisefloor"]
+    check = next(s for s in steps if s.get("id") == "check")
+    assert check["env"] == {
+        "NOISEFLOOR_SUITE": "${{ inputs.suite }}",
+        "NOISEFLOOR_ARGS": "${{ inputs.args }}",
+    }
+    called = [line.split() for line in check["run"].splitlines() if "noisefloor " in line]
+    assert [words[:2] for words in called] == [["noisefloor", "check"]]
+    assert {w for words in called for w in words if w.startswith("--")} <= _check_flags(capsys)
+    # the step's script as the runner runs it: bash, inputs in the environment
+    output, summary = tmp_path / "github_output", tmp_path / "summary.md"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "NOISEFLOOR_SUITE": str(regressed),
+        "NOISEFLOOR_ARGS": "--format json --alpha 0.05",
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", check["run"]], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["counts"] == {"regressed": 2}
+    assert output.read_text() == "exit-code=1\n"
+    assert "| **regressed** |" in summary.read_text(encoding="utf-8")
+
+
+def test_the_pre_commit_hook_runs_check_on_the_suite_it_is_given(cli, project):
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    (hook,) = hooks
+    assert hook["id"] == "noisefloor-check" and hook["language"] == "python"
+    assert hook["pass_filenames"] is False  # `check` takes one suite, named in the hook's args
+    assert all(re.search(hook["files"], name) for name in ("suites/x.yaml", "app.py", "c.jsonl"))
+    command, *args = hook["entry"].split()
+    assert command in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    suite = fake_suite(project, [answer_case("alpha")])
+    assert cli(*args, suite).code == 0
+    assert cli(*args, suite).code == 0
