@@ -151,7 +151,7 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
 
 
 def _report_out(report: Report, args: argparse.Namespace) -> int:
-    from noisefloor.report import render_report
+    from noisefloor.report import render_report, step_summary
 
     if args.output is not None:
         _emit(render_report(report, "terminal"), args, render_report(report, args.format))
@@ -159,23 +159,8 @@ def _report_out(report: Report, args: argparse.Namespace) -> int:
         _emit(render_report(report, args.format), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        _append_summary(Path(summary), render_report(report, "markdown"))
+    step_summary.append_step_summary(report)
     return report.exit_code
-
-
-def _append_summary(path: Path, markdown: str) -> None:
-    """GitHub Actions shows the file GITHUB_STEP_SUMMARY names under the job: append the
-    markdown report to it (earlier steps' summaries stay), whatever --format printed."""
-    try:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
-    except OSError as exc:
-        raise NoisefloorError(
-            f"cannot append the summary to GITHUB_STEP_SUMMARY={str(path)!r}: {exc.strerror}",
-            hint="point GITHUB_STEP_SUMMARY at a writable file, or unset it",
-        ) from None
 
 
 def _run_summary(result: Any) -> dict[str, Any]:
