@@ -408,6 +408,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from noisefloor.operations.explain import explain
+    from noisefloor.report.explain import render
+
+    found = explain(_store(args, read_only=True), args.case, args.run, args.baseline)
+    _emit(render(found, args.format), args)
+    return 0
+
+
 def cmd_ledger(args: argparse.Namespace) -> int:
     from noisefloor.indexing import open_ledger
 
@@ -435,6 +444,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "schema": cmd_schema,
     "plan": cmd_plan,
     "history": cmd_history,
+    "explain": cmd_explain,
     "ledger": cmd_ledger,
     "import": cmd_import,
 }
