@@ -65,6 +65,7 @@ def _emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = N
 
 def _progress(args: argparse.Namespace) -> Any:
     from noisefloor.operations.run import RunOptions
+    from noisefloor.report.progress import Progress
 
     opts = RunOptions(
         repeats=args.repeats,
@@ -74,13 +75,9 @@ def _progress(args: argparse.Namespace) -> Any:
         replace=args.replace,
         set_baseline=args.set_baseline,
     )
-    if not sys.stderr.isatty():
-        return opts, None
-    from noisefloor.report.progress import Progress
-
-    progress = Progress()
-    opts.on_start = progress.start
-    opts.on_sample = progress.advance
+    # a live line on a terminal, plain lines in a log; on stderr, never in a report
+    progress = Progress(live=sys.stderr.isatty())
+    opts.on_start, opts.on_call, opts.on_sample = progress.start, progress.begin, progress.advance
     return opts, progress
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import CaseInput, Target
+from noisefloor.targets.base import CaseInput, RawSample, Target
 from noisefloor.targets.kinds import kind_named
 
 __all__ = ["OnWritten", "Pending", "Redactor", "pending_samples", "take_samples"]
@@ -138,7 +138,8 @@ async def _take(
     pending: Sequence[Pending],
     jobs: int,
     redactor: Redactor,
-    on_sample: Callable[[Pending, str], None] | None,
+    on_sample: Callable[[Pending, RawSample], None] | None,
+    on_call: Callable[[Pending], None] | None,
     on_written: OnWritten | None,
     started: list[asyncio.Task[Any]],
 ) -> int:
@@ -154,6 +155,8 @@ async def _take(
     async def one(item: Pending) -> None:
         nonlocal calls
         async with semaphore:
+            if on_call is not None:
+                on_call(item)
             sample = await target.sample(
                 CaseInput(case_id=item.case.case_id, input=item.input), item.repeat, jobs
             )
@@ -163,7 +166,7 @@ async def _take(
             kind_named(data["kind"]).after_redaction(data)
         writer.put(item, data)
         if on_sample is not None:
-            on_sample(item, sample.outcome.value)
+            on_sample(item, sample)
 
     tasks = [asyncio.ensure_future(one(item)) for item in pending]
     started.extend(tasks)
@@ -186,12 +189,14 @@ def take_samples(
     *,
     jobs: int = 1,
     redactor: Redactor | None = None,
-    on_sample: Callable[[Pending, str], None] | None = None,
+    on_sample: Callable[[Pending, RawSample], None] | None = None,
+    on_call: Callable[[Pending], None] | None = None,
     on_written: OnWritten | None = None,
 ) -> int:
     """Call the target for every pending repeat, at most `jobs` at once; return the calls made.
 
-    `on_sample` hears of each call's outcome as it returns; `on_written` of each sample once its
+    `on_call` hears of each call as it starts, `on_sample` of its sample as it returns (before
+    redaction: progress reads its outcome and attempts); `on_written` of each sample once its
     file is written.
     """
     if not pending:
@@ -206,6 +211,7 @@ def take_samples(
                 max(1, jobs),
                 redactor or Redactor(),
                 on_sample,
+                on_call,
                 on_written,
                 started,
             )

@@ -42,7 +42,8 @@ class RunOptions:
     label: str | None = None
     replace: bool = False
     set_baseline: bool = False
-    on_sample: Callable[[Pending, str], None] | None = None
+    on_sample: Callable[[Pending, RawSample], None] | None = None
+    on_call: Callable[[Pending], None] | None = None
     on_start: Callable[[int], None] | None = None
 
 
@@ -170,6 +171,7 @@ def run_suite(
                 jobs=opts.jobs,
                 redactor=redactor,
                 on_sample=opts.on_sample,
+                on_call=opts.on_call,
                 on_written=indexer,
             )
         finally:
