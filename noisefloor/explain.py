@@ -249,7 +249,8 @@ def _diff(
     cand_whole: Sequence[_Whole],
 ) -> tuple[str, list[str]]:
     """The baseline's most common output against the candidate's most common failing one (its
-    most common one when none failed)."""
+    most common one when none failed); when those two are the same, the baseline's most common
+    passing output instead, if it has one."""
     if baseline is None or not baseline.outputs or not candidate.outputs:
         return "no diff: the baseline has no output of this case", []
     outputs = candidate.outputs
@@ -265,17 +266,20 @@ def _diff(
         index, which = 0, "most common output (none failed)"
     else:
         which = "most common failing output"
-    ours, theirs = baseline.outputs[0], outputs[index]
+    mine, whose = 0, "most common output"
+    passing = [i for i, o in enumerate(baseline.outputs) if len(o.failing) < o.count]
+    if base_whole[0][0] == cand_whole[index][0] and passing and passing[0] != 0:
+        # the same output failed on both sides: show what the baseline said when it passed
+        mine, whose = passing[0], "most common passing output"
+    ours, theirs = baseline.outputs[mine], outputs[index]
     lines = difflib.unified_diff(
-        _comparable(*base_whole[0]),
+        _comparable(*base_whole[mine]),
         _comparable(*cand_whole[index]),
         fromfile=f"baseline {baseline.run_id} r{ours.repeats[0]}",
         tofile=f"candidate {candidate.run_id} r{theirs.repeats[0]}",
         lineterm="",
     )
-    return f"the baseline's most common output -> the candidate's {which}", [
-        _cut(line) for line in lines
-    ]
+    return f"the baseline's {whose} -> the candidate's {which}", [_cut(line) for line in lines]
 
 
 def _cut(line: str) -> str:

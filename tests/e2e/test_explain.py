@@ -165,3 +165,17 @@ def test_repeat_ranges_join_consecutive_repeats():
     assert repeat_ranges([0, 1, 2, 4, 6, 7]) == "r0-r2, r4, r6-r7"
     assert repeat_ranges([3]) == "r3"
     assert repeat_ranges([]) == ""
+
+
+def test_when_both_sides_fail_alike_the_diff_shows_the_baseline_passing(cli, tmp_path):
+    """The committed local-model capture: `invoice_json` mostly wraps its JSON in a code fence,
+    which fails on both sides; the diff shows what the baseline said when it passed."""
+    root = tmp_path / "capture"
+    shutil.copytree(QUICKSTART.parent / "local-llm" / "capture", root)
+    result = cli("--root", root, "explain", "invoice_json")
+    assert result.code == 0, result.err
+    out = result.out
+    assert "the baseline's most common passing output -> the candidate's most common failing" in out
+    assert "  +```json\n" in out
+    assert "  4x (r1-r4, 4 failing)\n" in out and "  1x (r0)\n" in out
+    assert "  r0-r4  0:json_fields: not_json\n" in out
