@@ -156,7 +156,7 @@ def _report_out(report: Report, args: argparse.Namespace) -> int:
         _emit(render_report(report, args.format), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
-    step_summary.append_step_summary(report)
+    step_summary.append_step_summary(report, _store(args, read_only=True))
     return report.exit_code
 
 

@@ -40,17 +40,25 @@ def test_check_appends_the_markdown_summary_whatever_it_prints(
     assert text.startswith("earlier step\n")  # appended, never truncated
     assert "### noisefloor: fake" in text and "| **regressed** | beta:" in text
     assert "exit 1" in text
+    # then what each failing case said, as `explain` shows it
+    for case in ("alpha", "beta"):
+        assert f"<details><summary>What <code>{case}</code> said</summary>" in text
+    assert text.count('+  "answer": "Lyon",') == 2
 
 
 def test_diff_appends_the_summary_too(cli, regressed, tmp_path, monkeypatch):
     cli("run", regressed)
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setattr("noisefloor.report.step_summary.EXPLAINED", 1)
     assert cli("diff").code == 1
     junit = cli("diff", "--format", "junit")
     assert junit.code == 1 and junit.out.startswith("<?xml")
     text = summary.read_text(encoding="utf-8")
     assert text.count("### noisefloor: fake") == 2
+    # the worst case explained, and where to find the others
+    assert text.count("<details>") == 2
+    assert text.count("1 more failing case(s): `noisefloor explain CASE ") == 2
 
 
 def test_compare_appends_the_summary(cli, project, tmp_path, monkeypatch):
