@@ -10,7 +10,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from noisefloor.targets.base import RawSample
 
 __all__ = ["Progress"]
 
@@ -94,7 +97,7 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, **self._fields())
 
-    def advance(self, item: object, sample: Any) -> None:
+    def advance(self, item: object, sample: RawSample) -> None:
         """A call returned: `sample` is its `RawSample` (outcome and attempts)."""
         self.done += 1
         self.in_flight = max(0, self.in_flight - 1)
