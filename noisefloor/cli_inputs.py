@@ -82,14 +82,12 @@ def run_options(args: argparse.Namespace) -> Any:
 
 
 def watched(opts: Any) -> Any:
-    """A progress bar fed by the run's sampling, on a terminal only; None elsewhere."""
-    if not sys.stderr.isatty():
-        return None
+    """Progress of a run's sampling on stderr, never in a report: a live line on a terminal,
+    plain lines in a log."""
     from noisefloor.report.progress import Progress
 
-    progress = Progress()
-    opts.on_start = progress.start
-    opts.on_sample = progress.advance
+    progress = Progress(live=sys.stderr.isatty())
+    opts.on_start, opts.on_call, opts.on_sample = progress.start, progress.begin, progress.advance
     return progress
 
 

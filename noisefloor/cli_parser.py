@@ -455,6 +455,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("history", "one case across stored runs: pass rate and outputs (from the ledger)")
     p.add_argument("case", help="the case id")
     p.add_argument("--suite", metavar="NAME", help="only runs of this suite")
+    p = command(
+        "explain",
+        "what the target said differently in one case: its distinct outputs on both sides, "
+        "a diff, and which scorer failed on which repeat; never calls the target",
+    )
+    p.add_argument("case", help="the case id")
+    p.add_argument(
+        "run", nargs="?", help="run id or label (default: the newest run holding the case)"
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="RUN|LABEL",
+        help="the run to explain against (default: the suite's baseline)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("terminal", "markdown", "json"),
+        default="terminal",
+        help="default terminal",
+    )
     p = command("ledger", "the SQLite ledger that indexes every sample")
     lsub = p.add_subparsers(
         dest="ledger_command", metavar="ACTION", parser_class=_Parser, required=True
@@ -481,5 +501,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=_probability,
         default=0.8,
         help="power for the repeats-needed table (default 0.8)",
+    )
+    p.add_argument(
+        "--max-repeats",
+        type=_positive,
+        metavar="N",
+        help=f"a sequential check's cap per case (default: the suite's, else {MAX_REPEATS})",
+    )
+    p.add_argument(
+        "--baseline-repeats",
+        type=_positive,
+        metavar="N",
+        help="the deep baseline's repeats per case (default: what the suite's baseline holds, "
+        f"else {BASELINE_REPEATS})",
     )
     return parser

@@ -58,7 +58,7 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
 
 
 def _report_out(report: Report, args: argparse.Namespace) -> int:
-    from noisefloor.report import render_report
+    from noisefloor.report import render_report, step_summary
 
     store = store_of(args, read_only=True)
     if args.output is not None:
@@ -67,6 +67,7 @@ def _report_out(report: Report, args: argparse.Namespace) -> int:
         _emit(render_report(report, args.format, store), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
+    step_summary.append_step_summary(report, store)
     return report.exit_code
 
 
@@ -317,6 +318,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             power=args.power,
             store=store_of(args, read_only=True),
+            max_repeats=args.max_repeats,
+            baseline_repeats=args.baseline_repeats,
         ),
         args,
     )
@@ -376,6 +379,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from noisefloor.operations.explain import explain
+    from noisefloor.report.explain import render
+
+    found = explain(store_of(args, read_only=True), args.case, args.run, args.baseline)
+    _emit(render(found, args.format), args)
+    return 0
+
+
 def cmd_ledger(args: argparse.Namespace) -> int:
     from noisefloor.indexing import open_ledger
 
@@ -405,6 +417,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "schema": cmd_schema,
     "plan": cmd_plan,
     "history": cmd_history,
+    "explain": cmd_explain,
     "ledger": cmd_ledger,
     "import": cmd_import,
 }

@@ -135,6 +135,8 @@ class SideBands:
 
     bands: dict[str, Path]
     tasks: list[Task]
+    scores: dict[str, list[str]]
+    """Each case's score files, in the order of its scorers (what `explain` reads per repeat)."""
 
 
 def band_tasks(
@@ -162,6 +164,7 @@ def band_tasks(
     """
     tasks: list[Task] = []
     bands: dict[str, Path] = {}
+    scores: dict[str, list[str]] = {}
     # plain strings: thousands of tasks, and pathlib's parsing showed up in no-op profiles
     scores_root = os.path.join(store.derived_dir("scores", suite), "")
     bands_root = os.path.join(store.derived_dir("bands", suite), "")
@@ -203,6 +206,7 @@ def band_tasks(
         labels = short_hash([BAND_VERSION, *(use.label for use in uses)], 8)
         band = f"{bands_root}{case.case_id}@{sset}-{labels}.json"
         bands[case.case_id] = Path(band)
+        scores[case.case_id] = score_paths
         tasks.append(
             {
                 "name": f"band:{suite}:{case.case_id}@{sset}-{labels}",
@@ -212,7 +216,7 @@ def band_tasks(
                 "verbosity": 0,
             }
         )
-    return SideBands(bands=bands, tasks=tasks)
+    return SideBands(bands=bands, tasks=tasks, scores=scores)
 
 
 def _score_name(case_id: str, sset: str, use: ScorerUse, key: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noisefloor import stats
-from noisefloor.settings import REPEATS
+from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS, SCREEN_SHARE
 from noisefloor.store import Store
 
 __all__ = ["CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
@@ -96,6 +96,8 @@ def plan_text(
     alpha: float,
     power: float,
     store: Store,
+    max_repeats: int | None = None,
+    baseline_repeats: int | None = None,
 ) -> str:
     """The plan as text: detectable drops at this N, power, and the N each change needs."""
     inputs = plan_inputs(suite_path, repeats, cases, alpha, store)
@@ -129,8 +131,66 @@ def plan_text(
         out.append(
             f"  mean shift of {shift:g} sd: power {_pct(got)}, needs N = {need if need else 'more than 1000'}"
         )
+    out += _sequential_lines(inputs, suite_path, store, max_repeats, baseline_repeats)
     out += [
         "",
         "A case reported unchanged only shows no change larger than the detectable drop above.",
     ]
     return "\n".join(out) + "\n"
+
+
+def _depths(
+    suite_path: Path | None, store: Store, max_repeats: int | None, baseline_repeats: int | None
+) -> tuple[int, int, str]:
+    """The cap and the deep baseline's depth: the flags, else the suite's, else what its
+    baseline holds (median over cases), else the defaults."""
+    cap, depth, held = max_repeats, baseline_repeats, ""
+    if suite_path is not None:
+        from noisefloor.suite import load_suite
+
+        suite = load_suite(suite_path)
+        cap = cap or suite.defaults.max_repeats
+        depth = depth or suite.defaults.baseline_repeats
+        pointer = store.baseline(suite.name)
+        if pointer is not None and depth is None:
+            from statistics import median
+
+            from noisefloor.pool import held_repeats
+
+            run = store.load_run(suite.name, pointer.run_id)
+            counts = [held_repeats(store, c) for c in run.cases]
+            if counts:
+                depth = min(BASELINE_REPEATS, round(median(counts))) or None
+                held = " (what its baseline holds: `noisefloor baseline deepen` tops it up)"
+    return cap or MAX_REPEATS, depth or BASELINE_REPEATS, held
+
+
+def _sequential_lines(
+    inputs: PlanInputs,
+    suite_path: Path | None,
+    store: Store,
+    max_repeats: int | None,
+    baseline_repeats: int | None,
+) -> list[str]:
+    """What the sequential design of `check` detects, and what it spends on unchanged cases."""
+    n, thr = inputs.repeats, inputs.threshold
+    cap, depth, held = _depths(suite_path, store, max_repeats, baseline_repeats)
+    if cap <= n:
+        return []
+    t_screen, t_confirm = thr * SCREEN_SHARE, thr * (1 - SCREEN_SHARE)
+    out = [
+        "",
+        f"sequential check (the default): screen N = {n} against {depth} baseline repeats"
+        f"{held}, fresh repeats up to {cap} for cases in doubt; alpha split {SCREEN_SHARE:g} / "
+        f"{1 - SCREEN_SHARE:g} between the looks (confirmation counted over as many cases):",
+    ]
+    for label, p_b, p_c in CHANGES:
+        got = stats.sequential_power(depth, n, cap, p_b, p_c, t_screen, t_confirm)
+        fixed = stats.repeats_needed(p_b, p_c, thr, power=got, n_baseline=depth) if got else None
+        same = f"a fixed design needs N = {fixed} for as much" if fixed else ""
+        out.append(f"  pass rate {label}: power {_pct(got)}" + (f"; {same}" if same else ""))
+    out.append("  candidate repeats an unchanged case takes on average:")
+    for p in (1.0, 0.9, 0.5):
+        doubt = stats.doubt_chance(depth, n, p)
+        out.append(f"    pass rate {p:.1f}: {n + doubt * (cap - n):.1f} ({_pct(doubt)} confirmed)")
+    return out

@@ -18,7 +18,7 @@ from typing import Any
 
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import CaseInput, Target
+from noisefloor.targets.base import CaseInput, RawSample, Target
 from noisefloor.targets.kinds import kind_named
 
 __all__ = [
@@ -155,7 +155,8 @@ async def _take(
     store: Store,
     arms: Sequence[ArmPending],
     jobs: int,
-    on_sample: Callable[[Pending, str], None] | None,
+    on_sample: Callable[[Pending, RawSample], None] | None,
+    on_call: Callable[[Pending], None] | None,
     on_written: OnWritten | None,
     started: list[asyncio.Task[Any]],
 ) -> list[int]:
@@ -171,6 +172,8 @@ async def _take(
     async def one(index: int, item: Pending) -> None:
         arm = arms[index]
         async with semaphore:
+            if on_call is not None:
+                on_call(item)
             sample = await arm.target.sample(
                 CaseInput(case_id=item.case.case_id, input=item.input), item.repeat, jobs
             )
@@ -180,7 +183,7 @@ async def _take(
             kind_named(data["kind"]).after_redaction(data)
         writer.put(item, data)
         if on_sample is not None:
-            on_sample(item, sample.outcome.value)
+            on_sample(item, sample)
 
     # By repeat, then case, then arm: drift over the run hits every arm alike. The semaphore
     # wakes waiters in order, so the calls start in this order.
@@ -207,7 +210,8 @@ def take_interleaved(
     arms: Sequence[ArmPending],
     *,
     jobs: int = 1,
-    on_sample: Callable[[Pending, str], None] | None = None,
+    on_sample: Callable[[Pending, RawSample], None] | None = None,
+    on_call: Callable[[Pending], None] | None = None,
     on_written: OnWritten | None = None,
 ) -> list[int]:
     """Call each arm's target for its pending repeats, interleaved, at most `jobs` at once.
@@ -223,7 +227,9 @@ def take_interleaved(
         return [0] * len(arms)
     started: list[asyncio.Task[Any]] = []
     try:
-        return asyncio.run(_take(store, arms, max(1, jobs), on_sample, on_written, started))
+        return asyncio.run(
+            _take(store, arms, max(1, jobs), on_sample, on_call, on_written, started)
+        )
     except BaseException:
         # An interruption (Ctrl-C, SIGTERM) raised inside a task is stored on that task as well as
         # raised here; mark it seen, or the collector later logs "Task exception was never
@@ -241,14 +247,18 @@ def take_samples(
     *,
     jobs: int = 1,
     redactor: Redactor | None = None,
-    on_sample: Callable[[Pending, str], None] | None = None,
+    on_sample: Callable[[Pending, RawSample], None] | None = None,
+    on_call: Callable[[Pending], None] | None = None,
     on_written: OnWritten | None = None,
 ) -> int:
     """Call the target for every pending repeat, at most `jobs` at once; return the calls made.
 
-    `on_sample` hears of each call's outcome as it returns; `on_written` of each sample once its
+    `on_call` hears of each call as it starts, `on_sample` of its sample as it returns (before
+    redaction: progress reads its outcome and attempts); `on_written` of each sample once its
     file is written.
     """
     arm = ArmPending(target, pending, redactor or Redactor())
-    (calls,) = take_interleaved(store, [arm], jobs=jobs, on_sample=on_sample, on_written=on_written)
+    (calls,) = take_interleaved(
+        store, [arm], jobs=jobs, on_sample=on_sample, on_call=on_call, on_written=on_written
+    )
     return calls

@@ -27,6 +27,8 @@ def _isolated_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # CI systems set CI=true, which makes a check without a baseline exit 3: tests that mean
     # to test that set it themselves
     monkeypatch.delenv("CI", raising=False)
+    # under GitHub Actions every check would append its report to the job's summary
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     for name in list(__import__("os").environ):
         if name.startswith("NOISEFLOOR_FAKE_"):
             monkeypatch.delenv(name)

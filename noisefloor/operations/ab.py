@@ -75,8 +75,9 @@ def sample_arms(
     upto: Mapping[str, int],
     jobs: int,
     *,
-    on_sample: Callable[[Pending, str], None] | None = None,
+    on_sample: Callable[[Pending, RawSample], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    on_call: Callable[[Pending], None] | None = None,
 ) -> int:
     """Bring each arm's cases to `upto[case_id]` repeats, taking only the samples they miss.
 
@@ -99,7 +100,9 @@ def sample_arms(
         on_start(sum(len(w.pending) for w in wanted))
     indexer = SampleIndexer(store)
     try:
-        calls = take_interleaved(store, wanted, jobs=jobs, on_sample=on_sample, on_written=indexer)
+        calls = take_interleaved(
+            store, wanted, jobs=jobs, on_sample=on_sample, on_call=on_call, on_written=indexer
+        )
     finally:
         indexer.close()
     for arm, made in zip(arms, calls, strict=True):
@@ -193,7 +196,13 @@ class _ArmsSession:
         upto = {c.case_id: c.repeats for c in cases}
         opts = self.opts
         return sample_arms(
-            self.store, self.arms, upto, opts.jobs, on_sample=opts.on_sample, on_start=opts.on_start
+            self.store,
+            self.arms,
+            upto,
+            opts.jobs,
+            on_sample=opts.on_sample,
+            on_start=opts.on_start,
+            on_call=opts.on_call,
         )
 
     def base_record(self) -> RunRecord:
@@ -309,7 +318,13 @@ def ab_suite(
             else:
                 upto = {c.id: opts.repeats or c.repeats for c in suite.cases}
                 sample_arms(
-                    store, arms, upto, opts.jobs, on_sample=opts.on_sample, on_start=opts.on_start
+                    store,
+                    arms,
+                    upto,
+                    opts.jobs,
+                    on_sample=opts.on_sample,
+                    on_start=opts.on_start,
+                    on_call=opts.on_call,
                 )
                 runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
                 if not same:

@@ -45,7 +45,8 @@ class RunOptions:
     label: str | None = None
     replace: bool = False
     set_baseline: bool = False
-    on_sample: Callable[[Pending, str], None] | None = None
+    on_sample: Callable[[Pending, RawSample], None] | None = None
+    on_call: Callable[[Pending], None] | None = None
     on_start: Callable[[int], None] | None = None
 
 
@@ -192,6 +193,7 @@ class RunSession:
                 jobs=self.opts.jobs,
                 redactor=self.redactor,
                 on_sample=self.opts.on_sample,
+                on_call=self.opts.on_call,
                 on_written=indexer,
             )
         finally:

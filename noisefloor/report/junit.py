@@ -35,8 +35,13 @@ def render(report: Report) -> str:
             for s, example in zip(case.scorers, examples, strict=True)
         )
         if case.verdict in _FAILING:
-            failure = ET.SubElement(el, "failure", message=f"{case.verdict}: {case.reason}")
+            # readers that require a failure's type (Ant, Surefire) get the verdict
+            failure = ET.SubElement(
+                el, "failure", message=f"{case.verdict}: {case.reason}", type=case.verdict
+            )
             failure.text = body
         elif case.verdict in ("inconclusive", "quarantine", "invalid"):
             ET.SubElement(el, "system-out").text = f"{case.verdict}: {case.reason}\n{body}"
-    return ET.tostring(suite, encoding="unicode") + "\n"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    )

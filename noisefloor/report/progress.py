@@ -1,53 +1,166 @@
-"""A progress display for long runs, on stderr and only on a terminal (rich).
-
-Counts samples as they land, with the outcome of the latest, so a stuck target is visible.
+"""Progress of a run's sampling, on stderr only: a live line (rich) on a terminal; plain periodic
+lines elsewhere (CI logs). Either way: samples done of total, calls in flight, retries, errors,
+elapsed and remaining time, so a stuck or throttled target is visible.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from noisefloor.targets.base import RawSample
 
 __all__ = ["Progress"]
 
+#: Plain mode: a line this often (seconds), also while no call returns...
+INTERVAL_S = 10.0
+#: ...and at each tenth of the samples, but never more often than this (seconds), so a run
+#: that takes a second prints nothing.
+MIN_GAP_S = 1.0
+
+
+def _clock_text(seconds: int) -> str:
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
 
 class Progress:
-    """Start with the number of pending samples; advance once per sample."""
+    """Call `start(total)`, then `begin()` as each call starts and `advance(item, sample)` as it
+    returns, then `stop()`. `live` draws a rich line (a terminal); else plain lines on `stream`."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        live: bool,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = INTERVAL_S,
+    ) -> None:
+        self._live = live
+        self._stream = stream
+        self._clock = clock
+        self._interval = interval
         self._bar: Any = None
         self._task: Any = None
-        self._errors = 0
+        self.total = self.done = self.in_flight = self.retries = self.errors = 0
+        self._started = self._last_line = 0.0
+        self._next_step = 1
+        self._shown: int | None = None
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def start(self, total: int) -> None:
-        """Show the bar when there is anything to sample."""
+        """Show progress when there is anything to sample; a later call (a sequential check's
+        confirmation) adds its samples to the total."""
+        if self._bar is not None or self._ticker is not None:
+            self.total += total
+            if self._bar is not None:
+                self._bar.update(self._task, total=self.total)
+            return
+        self.total = total
+        self._started = self._last_line = self._clock()
         if total == 0:
             return
+        if not self._live:
+            # a line every interval even when no call returns: a stuck target shows
+            self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+            self._ticker.start()
+            return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
         from rich.progress import Progress as RichProgress
 
         self._bar = RichProgress(
             TextColumn("sampling"),
             BarColumn(),
             MofNCompleteColumn(),
+            TextColumn("{task.fields[in_flight]} in flight"),
+            TextColumn("{task.fields[retries]} retries"),
             TextColumn("{task.fields[errors]} errors"),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=Console(file=self._out()),
             transient=True,
         )
-        self._task = self._bar.add_task("sampling", total=total, errors=0)
+        self._task = self._bar.add_task("sampling", total=total, **self._fields())
         self._bar.start()
 
-    def advance(self, item: object, outcome: str) -> None:
-        """One more sample landed."""
-        if self._bar is None:
-            return
-        if outcome != "ok":
-            self._errors += 1
-        self._bar.update(self._task, advance=1, errors=self._errors)
+    def begin(self, item: object = None) -> None:
+        """A call to the target started."""
+        self.in_flight += 1
+        if self._bar is not None:
+            self._bar.update(self._task, **self._fields())
+
+    def advance(self, item: object, sample: RawSample) -> None:
+        """A call returned: `sample` is its `RawSample` (outcome and attempts)."""
+        self.done += 1
+        self.in_flight = max(0, self.in_flight - 1)
+        self.retries += max(0, sample.attempts - 1)
+        self.errors += sample.outcome.value != "ok"
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, **self._fields())
+        elif not self._live and self.total:
+            self._maybe_line()
 
     def stop(self) -> None:
-        """Remove the bar."""
+        """Remove the live line; in plain mode, end with the totals if a line was printed."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+        self._stopped.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
+        if self._shown is not None and self._shown != self.done:
+            self._line()
+
+    def line(self) -> str:
+        """The figures, as one plain line."""
+        elapsed = self._clock() - self._started
+        pct = 100 * self.done / self.total if self.total else 100
+        left = ""
+        if 0 < self.done < self.total:
+            remaining = math.ceil(elapsed / self.done * (self.total - self.done))
+            left = f", ~{_clock_text(remaining)} left"
+        return (
+            f"sampling: {self.done}/{self.total} ({pct:.0f}%), {self.in_flight} in flight, "
+            f"{self.retries} retries, {self.errors} errors, {_clock_text(int(elapsed))} elapsed{left}"
+        )
+
+    def _fields(self) -> dict[str, int]:
+        return {"in_flight": self.in_flight, "retries": self.retries, "errors": self.errors}
+
+    def _out(self) -> TextIO:
+        return self._stream if self._stream is not None else sys.stderr
+
+    def _tick(self) -> None:
+        while not self._stopped.wait(self._interval):
+            if self._clock() - self._last_line >= self._interval:
+                self._line()
+
+    def _maybe_line(self) -> None:
+        step = self.done * 10 // self.total
+        if step >= self._next_step:
+            self._next_step = step + 1
+            if self._clock() - self._last_line >= MIN_GAP_S:
+                self._line()
+
+    def _line(self) -> None:
+        with self._lock:
+            self._last_line = self._clock()
+            self._shown = self.done
+            out = self._out()
+            out.write(self.line() + "\n")
+            out.flush()

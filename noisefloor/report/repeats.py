@@ -81,8 +81,9 @@ def side_repeats(
     scores = _scores(store, suite, case, uses)
     paths = store.sample_paths(case)
     judged = []
-    for repeat in range(len(paths)):
-        of_repeat = [(label, rs[repeat]) for label, rs in scores if repeat < len(rs)]
+    for index in range(len(paths)):
+        repeat = case.start + index  # a confirmation's window starts after its screen
+        of_repeat = [(label, rs[index]) for label, rs in scores if index < len(rs)]
         status, reason = _repeat_status(of_repeat)
         failures = tuple(
             (label, score.detail)
@@ -93,7 +94,7 @@ def side_repeats(
     shown = sorted(judged, key=lambda r: (r[1] == "pass", r[0]))[:REPEATS_SHOWN]
     repeats = []
     for repeat, status, reason, failures in sorted(shown):
-        path = paths[repeat]
+        path = paths[repeat - case.start]
         if not path.exists():
             continue
         sample = read_sample(path)

@@ -16,6 +16,7 @@ from noisefloor.stats.binary import (
 from noisefloor.stats.continuous import WelchResult, paired_mean_ci, welch
 from noisefloor.stats.multiplicity import holm, holm_thresholds, tarone, tarone_threshold
 from noisefloor.stats.power import (
+    doubt_chance,
     fisher_power,
     min_detectable_drop,
     repeats_needed,
@@ -30,6 +31,7 @@ __all__ = [
     "TOL",
     "WelchResult",
     "close",
+    "doubt_chance",
     "fisher_improve",
     "fisher_improve_min",
     "fisher_power",

@@ -12,6 +12,7 @@ from itertools import accumulate
 from noisefloor.stats.tolerance import check_alpha, check_counts, check_prob, significant
 
 __all__ = [
+    "doubt_chance",
     "fisher_power",
     "min_detectable_drop",
     "repeats_needed",
@@ -173,6 +174,24 @@ def sequential_power(
             elif k * n_b < k_b * screen:
                 total.append(w_b * w * confirm)
     return min(1.0, math.fsum(total))
+
+
+def doubt_chance(n_b: int, screen: int, p: float) -> float:
+    """The chance that an unchanged case (pass rate `p` on both sides) screens below its
+    baseline: the share of such cases a sequential check confirms on fresh repeats."""
+    check_prob(p, "p")
+    if n_b < 1 or screen < 1:
+        return 0.0
+    pmf_b, pmf_c = _binom_pmf(n_b, p), _binom_pmf(screen, p)
+    return min(
+        1.0,
+        math.fsum(
+            w_b * w_c
+            for k_b, w_b in enumerate(pmf_b)
+            for k, w_c in enumerate(pmf_c)
+            if k * n_b < k_b * screen
+        ),
+    )
 
 
 def repeats_needed(

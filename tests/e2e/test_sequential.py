@@ -284,3 +284,15 @@ def test_fixed_repeats_and_other_rules_keep_the_fixed_design(cli, project, deep)
     assert all("sequential" not in c for c in fixed["cases"])
     band = cli("check", suite, "--rule", "band", "--format", "json").json()
     assert "sequential" not in band
+
+
+def test_plan_answers_for_the_sequential_design(cli):
+    from noisefloor.stats import doubt_chance, sequential_power
+
+    out = cli("plan", "--cases", "50", "--repeats", "5").out
+    assert "sequential check (the default): screen N = 5 against 30 baseline repeats" in out
+    power = sequential_power(30, 5, 30, 1.0, 0.6, 0.05 / 50 * 0.1, 0.05 / 50 * 0.9)
+    assert f"pass rate 1.0 -> 0.6: power {100 * power:5.1f}%" in out
+    assert f"pass rate 0.9: {5 + doubt_chance(30, 5, 0.9) * 25:.1f}" in out
+    deeper = cli("plan", "--cases", "50", "--baseline-repeats", "100", "--max-repeats", "20").out
+    assert "against 100 baseline repeats, fresh repeats up to 20" in deeper

@@ -255,3 +255,16 @@ def test_a_candidate_of_the_baselines_own_version_rests_on_the_pool(tmp_path: Pa
     seen = against_pool(_run([pooled, other]), _run([_case(store, "same", 5), moved]))
     assert [(c.start, c.repeats) for c in seen.cases] == [(0, 30), (0, 5)]
     assert os.path.basename(seen.cases[1].sample_dir) == "ck"
+
+
+@pytest.mark.parametrize(("n_b", "screen", "p"), [(30, 5, 0.9), (10, 3, 0.5), (5, 5, 1.0)])
+def test_the_chance_of_doubt_is_the_exact_sum_scipy_gives(n_b: int, screen: int, p: float) -> None:
+    from noisefloor.stats import doubt_chance
+
+    expected = sum(
+        sps.binom.pmf(k_b, n_b, p) * sps.binom.pmf(k, screen, p)
+        for k_b in range(n_b + 1)
+        for k in range(screen + 1)
+        if k / screen < k_b / n_b
+    )
+    assert doubt_chance(n_b, screen, p) == pytest.approx(expected, abs=1e-12)

@@ -1,0 +1,79 @@
+"""`noisefloor explain CASE [RUN]`: which runs a case is explained from (the newest run holding
+it, against its suite's baseline), with near names when a case or run is not found.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from noisefloor.errors import BaselineMissing, StoreError, UsageError
+from noisefloor.explain import Explanation, explain_case
+from noisefloor.operations.resolve import resolve_run
+from noisefloor.records import RunRecord
+from noisefloor.store import ReadOnlyStore
+
+__all__ = ["explain"]
+
+
+def explain(
+    store: ReadOnlyStore, case_id: str, run: str | None = None, baseline: str | None = None
+) -> Explanation:
+    """Explain `case_id` of RUN (default: the newest run holding it) against the baseline of
+    RUN's suite (or `baseline`, a run id or label). Never calls a target."""
+    cand = _named_run(store, run) if run else _newest_holding(store, case_id)
+    if all(c.case_id != case_id for c in cand.cases):
+        raise UsageError(
+            f"run {cand.run_id} has no case {case_id!r}",
+            hint=_near(case_id, [c.case_id for c in cand.cases], "its cases"),
+        )
+    if baseline:
+        base = _named_run(store, baseline, cand.suite)
+    else:
+        pointer = store.baseline(cand.suite)
+        if pointer is None:
+            raise BaselineMissing(
+                f"no baseline for suite {cand.suite!r} to explain {case_id!r} against",
+                hint="pass --baseline RUN or set one with `noisefloor baseline set RUN`",
+            )
+        base = store.load_run(cand.suite, pointer.run_id)
+    if base.run_id == cand.run_id:
+        raise UsageError(
+            f"run {cand.run_id} is the baseline of {cand.suite!r} itself: nothing to explain",
+            hint="check or run the suite again, then explain; or name an earlier run with "
+            "--baseline RUN",
+        )
+    return explain_case(store, base, cand, case_id)
+
+
+def _named_run(store: ReadOnlyStore, ref: str, suite: str | None = None) -> RunRecord:
+    """A run id, a unique prefix of one, or a label; unknown ones get the near names."""
+    try:
+        return resolve_run(store, ref, suite)
+    except StoreError as exc:
+        names = [run_id for _, run_id in store.runs(suite)]
+        names += [label for s, label, _ in store.labels() if suite in (None, s)]
+        raise UsageError(exc.message, hint=_near(ref, names, "runs and labels")) from None
+
+
+def _newest_holding(store: ReadOnlyStore, case_id: str) -> RunRecord:
+    """The newest run of any suite that has the case."""
+    seen: dict[str, None] = {}
+    for suite, run_id in reversed(store.runs()):
+        run = store.load_run(suite, run_id)
+        ids = [c.case_id for c in run.cases]
+        if case_id in ids:
+            return run
+        seen.update(dict.fromkeys(ids))
+    if not seen:
+        raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
+    raise UsageError(
+        f"no stored run has a case {case_id!r}", hint=_near(case_id, list(seen), "cases")
+    )
+
+
+def _near(name: str, names: list[str], what: str) -> str:
+    near = difflib.get_close_matches(name, names, n=5, cutoff=0.6)
+    if near:
+        return "did you mean " + ", ".join(near) + "?"
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return f"{what}: {shown}" if names else f"there are no {what}"
