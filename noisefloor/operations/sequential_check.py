@@ -5,6 +5,7 @@ on fresh repeats within the per-case cap and the check's budget, and report what
 from __future__ import annotations
 
 import statistics as pystats
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -20,6 +21,7 @@ from noisefloor.report.model import (
     Runs,
     Sequential,
     SequentialSummary,
+    Work,
 )
 from noisefloor.sequential import Design, Stop, combine, doubt_order
 from noisefloor.settings import REFERENCE_CHANGE, SCREEN_SHARE, RuleSettings
@@ -99,6 +101,7 @@ def sequential_check(
     run = sampler.finish(final_cases)
     confirmed: dict[str, CaseReport] = {}
     confirm_summary = None
+    work = screened["work"]
     if fresh:
         sub_pool = pool.model_copy(
             update={"cases": [c for c in pool.cases if c.case_id in confirmed_ids]}
@@ -106,15 +109,19 @@ def sequential_check(
         sub_run = run.model_copy(
             update={"cases": [c for c in run.cases if c.case_id in confirmed_ids]}
         )
-        parts = comparison_parts(
+        confirm = comparison_parts(
             store,
             sub_pool,
             sub_run,
             design.confirm(settings, screened["rule_summary"]),
             allow_target_change=True,
         )
-        confirmed = {c.case_id: c for c in parts["cases"]}
-        confirm_summary = parts["rule_summary"]
+        confirmed = {c.case_id: c for c in confirm["cases"]}
+        confirm_summary = confirm["rule_summary"]
+        work = Work(
+            executed=dict(Counter(work.executed) + Counter(confirm["work"].executed)),
+            up_to_date=dict(Counter(work.up_to_date) + Counter(confirm["work"].up_to_date)),
+        )
     evidence = _evidence(pool, screen_cases, run, same)
     cases = combine(screened["cases"], confirmed, stops, evidence, design.max_calls)
     shown_run = against_pool(pool, run)
@@ -122,18 +129,21 @@ def sequential_check(
         **screened,
         "candidate": run.run_id,
         "cases": cases,
+        "work": work,
         "settings": ReportSettings.model_validate(settings.config()),
         "suite_summary": suite_summary(cases, settings),
         "runs": Runs(baseline=run_summary(pool, store), candidate=run_summary(shown_run, store)),
-        "sequential": _summary(
-            settings,
-            design,
-            pool,
-            cases,
-            (len(fresh), sum(1 for s in stops.values() if s is Stop.BUDGET), sampler.taken),
-            (screened["rule_summary"], confirm_summary),
-        ),
     }
+    summary = _summary(
+        settings,
+        design,
+        pool,
+        cases,
+        (len(fresh), sum(1 for s in stops.values() if s is Stop.BUDGET), sampler.taken),
+        (screened["rule_summary"], confirm_summary),
+    )
+    parts["sequential"] = summary
+    parts["warnings"] = [*parts["warnings"], *_shallow(summary, design)]
     return parts, run
 
 
@@ -239,13 +249,31 @@ def _summary(
     if confirm_t is None:
         confirm_t = screen_t * (1 - SCREEN_SHARE) / SCREEN_SHARE
     p_b, p_c = REFERENCE_CHANGE
-    power = stats.sequential_power(
-        depth, screen, max(design.max_repeats, screen), p_b, p_c, screen_t, confirm_t
-    )
+    cap = max(design.max_repeats, screen)
+    power = stats.sequential_power(depth, screen, cap, p_b, p_c, screen_t, confirm_t)
     summary.reference = f"{p_b:.1f} -> {p_c:.1f}"
     summary.power = round(power, 4)
-    fixed = stats.repeats_needed(p_b, p_c, screen_t / SCREEN_SHARE, power, n_baseline=depth)
-    if fixed is not None:
-        summary.fixed_repeats = fixed
-        summary.fixed_calls = fixed * len(cases)
+    if depth < design.baseline_repeats:
+        deeper = stats.sequential_power(
+            design.baseline_repeats, screen, cap, p_b, p_c, screen_t, confirm_t
+        )
+        summary.deeper_power = round(deeper, 4)
+    # a fixed design "as strong" as a weak one says nothing: compare where the design works
+    if power >= 0.5:
+        fixed = stats.repeats_needed(p_b, p_c, screen_t / SCREEN_SHARE, power, n_baseline=depth)
+        if fixed is not None:
+            summary.fixed_repeats = fixed
+            summary.fixed_calls = fixed * len(cases)
     return summary
+
+
+def _shallow(summary: SequentialSummary, design: Design) -> list[str]:
+    """A warning when the baseline holds fewer repeats than the design counts on."""
+    if summary.deeper_power is None or summary.power is None:
+        return []
+    return [
+        f"the baseline holds {summary.baseline_repeats} repeats per case (median): "
+        f"`noisefloor baseline deepen` on the baseline's code tops it up to "
+        f"{design.baseline_repeats}, and a {summary.reference} drop is then flagged in "
+        f"{100 * summary.deeper_power:.0f}% of checks instead of {100 * summary.power:.0f}%"
+    ]

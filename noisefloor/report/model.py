@@ -360,6 +360,8 @@ class SequentialSummary(Part):
     """The change the comparison with a fixed design is made for, e.g. `1.0 -> 0.6`."""
     power: float | None = None
     """This design's chance to flag `reference` in one case, at this check's thresholds."""
+    deeper_power: float | None = None
+    """The same at the design's baseline depth, when the baseline holds fewer repeats."""
     fixed_repeats: int | None = None
     """Repeats per case a fixed design needs for the same power."""
     fixed_calls: int | None = None

@@ -76,10 +76,14 @@ SPLIT = [
     "operations/run.py",
     "operations/check.py",
     "operations/ab.py",
+    "operations/sequential_check.py",
+    "operations/deepen.py",
     "operations/rescore.py",
     "operations/resolve.py",
     "cli.py",
     "cli_parser.py",
+    "cli_options.py",
+    "cli_inputs.py",
     "commands.py",
 ]
 
