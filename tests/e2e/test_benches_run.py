@@ -15,7 +15,16 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 @pytest.mark.parametrize(
     ("script", "args", "expected"),
     [
-        ("calibration.py", ["--suites", "5", "--repeats", "3", "--workers", "1"], "| exact | 3 |"),
+        (
+            "calibration.py",
+            ["--suites", "5", "--repeats", "3", "--workers", "1"],
+            "| exact, sequential (baseline 30) | 5-30 |",
+        ),
+        (
+            "montecarlo_checks.py",
+            ["--checks", "1", "--cases", "2", "--depth", "6", "--jobs", "2"],
+            "| planted 1.0 -> 0.6 | 1 |",
+        ),
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
     ],
