@@ -188,12 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_format_options(p)
     p = command(
         "history",
-        "a case across stored runs, and its flakiness",
+        "a case across stored runs, and its flakiness; or a suite's runs over time as an HTML page",
         "Each run's pass rate with its 95% Wilson interval, newest first, and the case's "
         "flakiness: the pass rate pooled over the newest runs of the current target version "
         "(each sample once). Read from the ledger; never calls the target.",
     )
-    p.add_argument("case", nargs="?", help="the case id")
+    p.add_argument("case", nargs="?", help="the case id (with --html: only this case)")
     p.add_argument("--suite", metavar="NAME", help="only runs of this suite (its name or its file)")
     p.add_argument(
         "--last",
@@ -213,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--outputs",
         action="store_true",
         help="also list each repeat: its status, reason and output (cut to 200 characters)",
+    )
+    p.add_argument(
+        "--html",
+        type=html_file,
+        metavar="FILE",
+        help="write one page of the suite's runs over time: per case, each run's pass rate "
+        "plotted and its flakiness (needs the `html` extra)",
     )
     p = command(
         "explain",

@@ -334,10 +334,18 @@ def cmd_history(args: argparse.Namespace) -> int:
     from noisefloor.operations import history
 
     store, suite = store_of(args), _suite_name(args.suite)
+    if args.html is not None:
+        from noisefloor.report.history_html import render, summary_line
+
+        name, cases = history.history_of_suite(store, suite, args.last, args.case)
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(render(name, cases), encoding="utf-8")
+        _emit(f"wrote {args.html}: {summary_line(name, cases)}\n", args)
+        return 0
     if args.case is None:
         raise UsageError(
-            "history needs a CASE",
-            hint="`noisefloor history CASE`",
+            "history needs a CASE, or --html FILE for a suite's page",
+            hint="`noisefloor history CASE` or `noisefloor history --html history.html`",
         )
     from noisefloor.report.history import render as render_history
 

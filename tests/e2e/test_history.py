@@ -1,12 +1,13 @@
 """`noisefloor history` through the real CLI with the fake target: several runs of one target
 version, then of another; each run's pass rate, and a flakiness line that rests only on the
-current version's runs, each sample counted once."""
+current version's runs, each sample counted once; and the suite's page over time in Chromium."""
 
 from __future__ import annotations
 
 import io
 import re
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import pytest
 from scipy.stats import binomtest
 
 from noisefloor.cli import main
+from tests.browser import needs_chromium, open_page
 from tests.conftest import FAKE, answer_case, fake_suite
 
 
@@ -136,6 +138,42 @@ def test_history_without_a_case_or_a_page_is_a_usage_error(cli, two_versions):
     result = cli("history", "--root", two_versions.root)
 
     assert result.code == 3
-    assert "history needs a CASE" in result.err
+    assert "a CASE" in result.err and "--html FILE" in result.err
     unknown = cli("history", "nosuch", "--root", two_versions.root)
     assert unknown.code == 3 and "no run in the ledger has a case 'nosuch'" in unknown.err
+
+
+@needs_chromium
+def test_the_suites_page_over_time_opens_in_a_browser(cli, two_versions, tmp_path):
+    page_file = tmp_path / "out" / "history.html"
+
+    result = cli("history", "--html", page_file, "--root", two_versions.root)
+
+    assert result.code == 0, result.err
+    assert f"wrote {page_file}" in result.out and "1 of 2 cases flaky" in result.out
+    page = open_page(page_file)
+    assert page.console == []
+    # worst first: the flaky case before the steady one
+    assert [case for case, _ in page.cases] == ["wobbly", "steady"]
+    assert page.tags.count("svg") == 2
+    assert "4/5 passed over 5 repeats from 1 run" in page.dom
+    assert page.dom.count('data-flakiness="flaky"') == 1
+    html = page_file.read_text(encoding="utf-8")
+    assert "script" not in page.tags
+    assert not {"link", "img", "iframe", "object"} & set(page.tags)
+    assert re.findall(r'(?:src|href)="(?!#)[^"]*"', html) == []
+
+
+def test_a_page_of_one_case_and_without_matplotlib_an_early_exit_3(
+    cli, two_versions, monkeypatch, tmp_path
+):
+    one = cli("history", "steady", "--html", tmp_path / "one.html", "--root", two_versions.root)
+
+    assert one.code == 0, one.err
+    page = (tmp_path / "one.html").read_text(encoding="utf-8")
+    assert page.count('<section class="case') == 1 and 'data-case="steady"' in page
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    missing = cli("history", "--html", tmp_path / "no.html", "--root", two_versions.root)
+    assert missing.code == 3
+    assert "pip install 'noisefloor[html]'" in missing.err
+    assert not (tmp_path / "no.html").exists()

@@ -152,3 +152,21 @@ def test_a_suites_history_has_every_case_worst_first() -> None:
         ("wobbly", 2, 5),
         ("steady", 10, 10),
     ]
+
+
+def test_every_name_on_the_page_and_in_markdown_is_escaped() -> None:
+    pytest.importorskip("matplotlib")
+    from noisefloor.report.history import render
+    from noisefloor.report.history_html import render as render_page
+
+    rows = _rows("01", "pf", label="<script>alert(1)</script>")
+    for row in rows:
+        row["model"] = "<b>m|odel</b>"
+    found = case_history(rows, "c", last=10)
+
+    page = render_page("s", [found])
+    markdown = render(found, "markdown")
+
+    assert "<script>" not in page and "<b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;m|odel" in page
+    assert "<b>m\\|odel</b>" in markdown
