@@ -6,6 +6,7 @@ Computed from the ledger's rows (`Ledger.history`); rendering lives in `report/h
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,7 @@ class Flakiness:
     valid: int
     invalid: int
     shared: int
-    """Samples that more than one of the pooled runs held, counted once."""
+    """Distinct samples that more than one of the pooled runs held (each counted once)."""
 
     @property
     def rate(self) -> float | None:
@@ -131,11 +132,11 @@ def _flakiness(runs: Sequence[RunRate], last: int) -> Flakiness:
         r for r in runs if (r.target_key, r.case_key) == (current.target_key, current.case_key)
     ][-last:]
     status: dict[str, str] = {}
-    held = 0
+    holders: Counter[str] = Counter()
     for run in same:
         for rep in run.repeats:
             status[rep["sample_path"]] = rep["status"]
-            held += 1
+            holders[rep["sample_path"]] += 1
     statuses = list(status.values())
     passes = statuses.count("pass")
     return Flakiness(
@@ -144,7 +145,7 @@ def _flakiness(runs: Sequence[RunRate], last: int) -> Flakiness:
         passes=passes,
         valid=passes + statuses.count("fail"),
         invalid=statuses.count("invalid"),
-        shared=held - len(status),
+        shared=sum(1 for n in holders.values() if n > 1),
     )
 
 

@@ -56,11 +56,12 @@ def _passed(run: RunRate) -> str:
 
 
 def _header(h: CaseHistory) -> str:
-    shown = (
-        f"the newest {len(h.runs)} of {h.total_runs} runs"
-        if len(h.runs) < h.total_runs
-        else _plural(h.total_runs, "run")
-    )
+    if len(h.runs) == h.total_runs:
+        shown = _plural(h.total_runs, "run")
+    elif len(h.runs) == 1:
+        shown = f"the newest run of {h.total_runs}"
+    else:
+        shown = f"the newest {len(h.runs)} of {h.total_runs} runs"
     return f"history of case {h.case_id!r} in suite {h.suite!r}: {shown}, newest first"
 
 

@@ -91,6 +91,10 @@ def test_a_sample_several_runs_hold_counts_once_with_the_newest_runs_status() ->
 
     assert (flakiness.runs, flakiness.valid, flakiness.passes, flakiness.shared) == (2, 10, 5, 5)
     assert flakiness.interval == pytest.approx(_ci(5, 10), abs=1e-12)
+    # a third run holding the same ten: still ten samples, five of them held by several runs
+    third = _rows("03", "fpppp") + _rows("03", "fffff", first=5)
+    again = case_history(first + second + third, "c", last=10).flakiness
+    assert (again.runs, again.valid, again.passes, again.shared) == (3, 10, 4, 10)
 
 
 def test_last_bounds_the_runs_listed_and_the_runs_pooled() -> None:
