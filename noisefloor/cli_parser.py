@@ -26,6 +26,7 @@ from noisefloor.cli_options import (
 from noisefloor.errors import UsageError
 from noisefloor.settings import (
     BASELINE_REPEATS,
+    HISTORY_RUNS,
     MAX_REPEATS,
     REPEATS,
 )
@@ -185,9 +186,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", metavar="NAME", help="the suite, when a label exists in several")
     add_rule_options(p, default_rule="wilson")
     add_format_options(p)
-    p = command("history", "one case across stored runs: pass rate and outputs (from the ledger)")
-    p.add_argument("case", help="the case id")
-    p.add_argument("--suite", metavar="NAME", help="only runs of this suite")
+    p = command(
+        "history",
+        "a case across stored runs, and its flakiness; or a suite's runs over time as an HTML page",
+        "Each run's pass rate with its 95% Wilson interval, newest first, and the case's "
+        "flakiness: the pass rate pooled over the newest runs of the current target version "
+        "(each sample once). Read from the ledger; never calls the target.",
+    )
+    p.add_argument("case", nargs="?", help="the case id (with --html: only this case)")
+    p.add_argument("--suite", metavar="NAME", help="only runs of this suite (its name or its file)")
+    p.add_argument(
+        "--last",
+        type=positive,
+        default=HISTORY_RUNS,
+        metavar="N",
+        help="the newest N runs; the flakiness pools the newest N of the current target "
+        f"version (default {HISTORY_RUNS})",
+    )
+    p.add_argument(
+        "--format",
+        choices=("terminal", "json", "markdown"),
+        default="terminal",
+        help="default terminal",
+    )
+    p.add_argument(
+        "--outputs",
+        action="store_true",
+        help="also list each repeat: its status, reason and output (cut to 200 characters)",
+    )
+    p.add_argument(
+        "--html",
+        type=html_file,
+        metavar="FILE",
+        help="write one page of the suite's runs over time: per case, each run's pass rate "
+        "plotted and its flakiness (needs the `html` extra)",
+    )
     p = command(
         "explain",
         "what the target said differently in one case: its distinct outputs on both sides, "

@@ -252,15 +252,19 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_runs(args: argparse.Namespace) -> int:
-    from noisefloor.report.runs import render_runs, run_rows
-
-    suite = args.suite
+def _suite_name(suite: str | None) -> str | None:
+    """A suite named by its name or by its file."""
     if suite is not None and os.path.isfile(suite):
         from noisefloor.suite import load_suite
 
-        suite = load_suite(Path(suite)).name
-    rows = run_rows(store_of(args, read_only=True), suite)
+        return load_suite(Path(suite)).name
+    return suite
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from noisefloor.report.runs import render_runs, run_rows
+
+    rows = run_rows(store_of(args, read_only=True), _suite_name(args.suite))
     if args.format == "json":
         from noisefloor.report.json import render
 
@@ -327,30 +331,26 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from noisefloor.indexing import open_ledger
+    from noisefloor.operations import history
 
-    store = store_of(args)
-    with open_ledger(store.root) as ledger:
-        runs = ledger.history(args.case, args.suite)
-    if not runs:
-        raise NoisefloorError(
-            f"no run in the ledger has a case {args.case!r}",
-            hint="`noisefloor ledger rebuild` indexes runs made before the ledger existed",
+    store, suite = store_of(args), _suite_name(args.suite)
+    if args.html is not None:
+        from noisefloor.report.history_html import render, summary_line
+
+        name, cases = history.history_of_suite(store, suite, args.last, args.case)
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(render(name, cases), encoding="utf-8")
+        _emit(f"wrote {args.html}: {summary_line(name, cases)}\n", args)
+        return 0
+    if args.case is None:
+        raise UsageError(
+            "history needs a CASE, or --html FILE for a suite's page",
+            hint="`noisefloor history CASE` or `noisefloor history --html history.html`",
         )
-    out = []
-    for run in runs:
-        rate = f"{run['passes']}/{run['valid']}" if run["valid"] else "-"
-        label = f"  label {run['label']}" if run["label"] else ""
-        out.append(
-            f"{run['run_id']}  {rate} passed{label}  target {run['target_key']}"
-            + (f"  model {run['model']}" if run["model"] else "")
-        )
-        for rep in run["repeats"]:
-            text = (rep["output_text"] or "").replace("\n", " ")
-            out.append(
-                f"    r{rep['repeat_idx']} {rep['status']:<7} {rep['reason'] or ''}  | {text}"
-            )
-    _emit("\n".join(out) + "\n", args)
+    from noisefloor.report.history import render as render_history
+
+    found = history.history_of_case(store, args.case, suite, args.last)
+    _emit(render_history(found, args.format, args.outputs), args)
     return 0
 
 

@@ -216,53 +216,33 @@ class Ledger(Database):
         sql += " ORDER BY run_id, case_id, repeat_idx"
         return [dict(row) for row in self._db().execute(sql, params)]
 
-    def history(self, case_id: str, suite: str | None = None) -> list[Row]:
-        """One case across runs, oldest run first: pass and valid counts, and each repeat.
+    def history(self, case_id: str | None, suite: str | None = None) -> list[Row]:
+        """Every scored repeat of a case (or of a suite's cases) across runs, oldest run first.
 
         Args:
-            case_id: The case.
+            case_id: The case; None for every case (then give `suite`).
             suite: Only runs of this suite; None for every suite with such a case.
 
         Returns:
-            Per run: run_id, suite, label, started_at, target_key, model, passes, valid (pass +
-            fail), and repeats (repeat_idx, status, reason, output_text cut to 200 characters).
+            Per repeat: run_id, suite, label, started_at, target_key, model, case_id, case_key
+            (None when the sample file is gone), repeat_idx, status, reason, output_text cut to
+            200 characters, and sample_path.
         """
         sql = (
-            "SELECT run_id, suite, label, started_at, target_key, model, repeat_idx, status, "
-            "reason, output_text FROM ledger WHERE case_id = ?"
+            "SELECT l.run_id, l.suite, l.label, l.started_at, l.target_key, l.model, l.case_id, "
+            "s.case_key, l.repeat_idx, l.status, l.reason, l.output_text, l.sample_path "
+            "FROM ledger AS l LEFT JOIN samples AS s ON s.sample_path = l.sample_path WHERE 1"
         )
-        params: tuple[str, ...] = (case_id,)
-        if suite is not None:
-            sql += " AND suite = ?"
-            params += (suite,)
-        sql += " ORDER BY started_at, run_id, repeat_idx"
-        runs: dict[str, Row] = {}
-        for row in self._db().execute(sql, params):
-            entry = runs.get(row["run_id"])
-            if entry is None:
-                entry = runs[row["run_id"]] = {
-                    "run_id": row["run_id"],
-                    "suite": row["suite"],
-                    "label": row["label"],
-                    "started_at": row["started_at"],
-                    "target_key": row["target_key"],
-                    "model": row["model"],
-                    "passes": 0,
-                    "valid": 0,
-                    "repeats": [],
-                }
-            entry["passes"] += row["status"] == "pass"
-            entry["valid"] += row["status"] in ("pass", "fail")
-            entry["model"] = entry["model"] or row["model"]
-            entry["repeats"].append(
-                {
-                    "repeat_idx": row["repeat_idx"],
-                    "status": row["status"],
-                    "reason": row["reason"],
-                    "output_text": _cut(row["output_text"]),
-                }
-            )
-        return list(runs.values())
+        params: tuple[str, ...] = ()
+        for column, value in (("case_id", case_id), ("suite", suite)):
+            if value is not None:
+                sql += f" AND l.{column} = ?"
+                params += (value,)
+        sql += " ORDER BY l.started_at, l.run_id, l.case_id, l.repeat_idx"
+        rows = [dict(row) for row in self._db().execute(sql, params)]
+        for row in rows:
+            row["output_text"] = _cut(row["output_text"])
+        return rows
 
 
 def _cut(text: str | None) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "BASELINE_REPEATS",
+    "HISTORY_RUNS",
     "MAX_REPEATS",
     "SCREEN_SHARE",
     "MIN_EFFECT",
@@ -46,6 +47,8 @@ MAX_REPEATS = 30
 #: Repeats per case of a deep baseline: a check compares against at most this many, and
 #: `baseline deepen` tops a baseline up to it (--baseline-repeats).
 BASELINE_REPEATS = 30
+#: Runs `history` lists per case, and runs of the current target version its flakiness pools.
+HISTORY_RUNS = 20
 #: The share of alpha a sequential check's screen rejects at; its confirmation has the rest.
 SCREEN_SHARE = 0.1
 #: The change a sequential check compares its cost with a fixed design's for: pass rates.

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from noisefloor.report.repeats import Repeat
     from noisefloor.store import Store
 
-__all__ = ["CASES_IN_DETAIL", "render", "render_run"]
+__all__ = ["CASES_IN_DETAIL", "escape_html", "page", "render", "render_run"]
 
 #: Cases a page shows in detail, worst first: a plot each, and the repeats of those that are
 #: not unchanged. Later cases show their numbers only: a matplotlib plot takes ~0.1 s and
@@ -76,11 +76,16 @@ ul.warnings {{ color: #8a5a00; padding-left: 1.2rem; }}
 """
 
 
-def _e(value: object) -> str:
+def escape_html(value: object) -> str:
+    """Text as HTML shows it, quotes included, so that it is safe in an attribute too."""
     return escape(str(value), quote=True)
 
 
-def _page(title: str, body: list[str]) -> str:
+_e = escape_html
+
+
+def page(title: str, body: list[str], css: str = "") -> str:
+    """A whole page: the report's style (plus `css`), then `body`."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -89,7 +94,7 @@ def _page(title: str, body: list[str]) -> str:
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{_e(title)}</title>",
-            f"<style>{_CSS}</style>",
+            f"<style>{_CSS}{css}</style>",
             "</head>",
             "<body>",
             *body,
@@ -310,7 +315,7 @@ def render(report: Report, store: Store | None = None) -> str:
                 )
         body += _case(case, [p for p in parts if p])
     body.append("</main>")
-    return _page(f"noisefloor: {report.suite}", body)
+    return page(f"noisefloor: {report.suite}", body)
 
 
 def render_run(summary: dict[str, Any]) -> str:
@@ -344,4 +349,4 @@ def render_run(summary: dict[str, Any]) -> str:
             "</section>",
         ]
     body.append("</main>")
-    return _page(f"noisefloor: {run['suite']}", body)
+    return page(f"noisefloor: {run['suite']}", body)

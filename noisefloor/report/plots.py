@@ -25,7 +25,15 @@ from noisefloor.errors import UsageError
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["BASELINE_COLOUR", "CANDIDATE_COLOUR", "RatePlot", "case_svg", "require_plotting"]
+__all__ = [
+    "BASELINE_COLOUR",
+    "CANDIDATE_COLOUR",
+    "HistoryPoint",
+    "RatePlot",
+    "case_svg",
+    "history_svg",
+    "require_plotting",
+]
 
 #: The two sides, alike in every plot and in the page's legend.
 BASELINE_COLOUR = "#4c72b0"
@@ -162,6 +170,75 @@ def _values(ax: Axes, scorer: RatePlot, sides: Sequence[tuple[str, str]]) -> Non
     ax.set_xlabel("values (bar: mean)")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One run of a case in a history plot: its pass rate and Wilson interval."""
+
+    rate: float | None
+    """None when the run has no valid repeat: it takes a place on the axis, without a dot."""
+    low: float
+    high: float
+    version: str
+    """The target version, shortened: a dashed line marks where it changes."""
+    pooled: bool
+    """The run is of the current version and in its flakiness pool: drawn in the candidate's
+    colour over the pool's interval, the runs before it in the baseline's."""
+
+
+_HISTORY_IN = 1.7
+
+
+def history_svg(
+    points: Sequence[HistoryPoint], pool: tuple[float, float] | None, title: str
+) -> str:
+    """One case's runs in time order as an inline `<svg>`: each run's pass rate with its
+    interval, each target version named where it starts (a dashed line where it changes), and
+    `pool`, the interval of the pooled rate, shaded behind the pooled runs."""
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(_WIDTH_IN, _HISTORY_IN))
+        fig.patch.set_visible(False)
+        ax = fig.add_axes(
+            (0.7 / _WIDTH_IN, _BOTTOM_IN / _HISTORY_IN, 5.1 / _WIDTH_IN, 1.05 / _HISTORY_IN)
+        )
+        pooled = [x for x, p in enumerate(points, 1) if p.pooled]
+        if pooled and pool is not None:
+            ax.fill_between(
+                [pooled[0] - 0.4, pooled[-1] + 0.4], *pool, color=CANDIDATE_COLOUR, alpha=0.15, lw=0
+            )
+        for x, p in enumerate(points, 1):
+            if x == 1 or p.version != points[x - 2].version:
+                if x > 1:
+                    ax.axvline(x - 0.5, color="#999999", linestyle="--", linewidth=0.8)
+                ax.text(x - 0.45, 1.04, p.version, fontsize=6.5, color="#666666", va="bottom")
+            if p.rate is None:
+                continue
+            ax.errorbar(
+                [x],
+                [p.rate],
+                yerr=[[max(p.rate - p.low, 0.0)], [max(p.high - p.rate, 0.0)]],
+                fmt="o",
+                ms=4,
+                capsize=2,
+                color=CANDIDATE_COLOUR if p.pooled else BASELINE_COLOUR,
+            )
+        ax.patch.set_visible(False)
+        ax.set_xlim(0.4, len(points) + 0.6)
+        ax.set_ylim(-0.04, 1.04)
+        ax.set_yticks([0, 0.5, 1])
+        ax.set_ylabel("pass rate")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("runs, oldest first (95% Wilson intervals)")
+        ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return _inline(buf.getvalue(), title)
 
 
 _SVG = "http://www.w3.org/2000/svg"

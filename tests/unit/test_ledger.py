@@ -405,19 +405,21 @@ def test_history_of_a_case(built: tuple[Fixture, RunRecord, RunRecord]) -> None:
         history = ledger.history("capital")
         assert ledger.history("capital", suite="other") == []
         assert ledger.history("nosuch") == []
-    assert [h["run_id"] for h in history] == [first.run_id, second.run_id]
-    old, new = history
-    assert (old["label"], old["passes"], old["valid"]) == ("before", 1, 3)
-    assert old["model"] == "tiny-1"
-    assert [r["status"] for r in old["repeats"]] == ["pass", "fail", "fail"]
-    assert old["repeats"][2]["reason"] == "error:finish: finish:length"
-    assert old["repeats"][0]["output_text"] == "Paris"
-    assert (new["passes"], new["valid"]) == (2, 2)
-    text = new["repeats"][0]["output_text"]
+        every_case = ledger.history(None, suite=SUITE)
+    assert [h["run_id"] for h in history] == [first.run_id] * 3 + [second.run_id] * 2
+    old, new = history[:3], history[3:]
+    assert {(h["label"], h["model"]) for h in old} == {("before", "tiny-1")}
+    assert [r["status"] for r in old] == ["pass", "fail", "fail"]
+    assert old[2]["reason"] == "error:finish: finish:length"
+    assert old[0]["output_text"] == "Paris"
+    assert [r["status"] for r in new] == ["pass", "pass"]
+    text = new[0]["output_text"]
     assert len(text) == 200 and text.endswith("...")
-    with Ledger(ledger_path(fx.root), score_file) as ledger:
-        invoice = ledger.history("invoice")[0]
-    assert (invoice["passes"], invoice["valid"]) == (1, 2)
+    # the sample file names the case's input: runs that sent another input pool apart
+    assert old[0]["sample_path"].split("/")[-2] == old[0]["case_key"] is not None
+    assert {h["case_id"] for h in every_case} == {"capital", "invoice", "unscored"}
+    invoice = [h["status"] for h in every_case if h["case_id"] == "invoice"]
+    assert invoice == ["pass", "invalid", "invalid", "fail"]
 
 
 def _user_version(path: Path) -> int:
@@ -474,7 +476,10 @@ def test_a_ledger_whose_runs_table_predates_the_design_relation_is_migrated(
     conn.close()
     with Ledger(path, score_file) as ledger:
         assert ledger.recreated
-        assert [h["run_id"] for h in ledger.history("capital")] == [first.run_id, second.run_id]
+        assert list(dict.fromkeys(h["run_id"] for h in ledger.history("capital"))) == [
+            first.run_id,
+            second.run_id,
+        ]
     conn = sqlite3.connect(path)
     try:
         got = conn.execute(
