@@ -20,12 +20,24 @@ __all__ = ["CaseHistory", "Flakiness", "RunRate", "case_history", "suite_history
 Row = dict[str, Any]
 
 
-def _interval(passes: int, valid: int) -> tuple[float, float] | None:
-    return wilson(passes, valid) if valid else None
+class _PassRate:
+    """A pass rate out of the valid repeats, and its 95% Wilson interval."""
+
+    passes: int
+    valid: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.valid if self.valid else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95% Wilson interval of the pass rate; None without a valid repeat."""
+        return wilson(self.passes, self.valid) if self.valid else None
 
 
 @dataclass(frozen=True)
-class RunRate:
+class RunRate(_PassRate):
     """One run's repeats of one case."""
 
     run_id: str
@@ -43,18 +55,9 @@ class RunRate:
     repeats: tuple[Row, ...]
     """The ledger's rows of the run's repeats, in repeat order."""
 
-    @property
-    def rate(self) -> float | None:
-        return self.passes / self.valid if self.valid else None
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        """The 95% Wilson interval of the pass rate; None without a valid repeat."""
-        return _interval(self.passes, self.valid)
-
 
 @dataclass(frozen=True)
-class Flakiness:
+class Flakiness(_PassRate):
     """The pass rate of the newest runs of the current target version and case input, pooled.
 
     Runs of one version share their cached samples (a repeat's file is its cache key), so each
@@ -68,15 +71,6 @@ class Flakiness:
     invalid: int
     shared: int
     """Distinct samples that more than one of the pooled runs held (each counted once)."""
-
-    @property
-    def rate(self) -> float | None:
-        return self.passes / self.valid if self.valid else None
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        """The 95% Wilson interval of the pooled pass rate; None without a valid repeat."""
-        return _interval(self.passes, self.valid)
 
     @property
     def flaky(self) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from noisefloor import __version__
 from noisefloor.comparison import compare_runs
@@ -15,6 +14,7 @@ from noisefloor.errors import NoisefloorError, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
+from noisefloor.operations.check import shown_path
 from noisefloor.operations.run import RunOptions, case_records, new_run_id
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import pooled_baseline
@@ -354,15 +354,7 @@ def ab_suite(
     change = version_change(base.target, cand.target, store.load_manifest)
     if change is not None:
         report.target_change = TargetChange.model_validate(change.as_dict())
-        notes.append(change.message(_shown(suite.path)))
+        notes.append(change.message(shown_path(suite.path)))
     report.warnings[:0] = notes
     report.calls = calls
     return report
-
-
-def _shown(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)

@@ -33,7 +33,7 @@ from noisefloor.targets.factory import build_target
 from noisefloor.verdict import Verdict, case_frame, side
 from noisefloor.version_change import version_change
 
-__all__ = ["adoption_report", "check_suite"]
+__all__ = ["adoption_report", "check_suite", "shown_path"]
 
 
 def adoption_report(
@@ -148,7 +148,7 @@ def check_suite(
             "one here would pass without comparing anything",
             where=str(suite.path),
             hint="commit one: run `noisefloor check SUITE --adopt` (or `noisefloor run SUITE "
-            f"--set-baseline`) where you work, then commit {_shown(store.root)}/, whose own "
+            f"--set-baseline`) where you work, then commit {shown_path(store.root)}/, whose own "
             ".gitignore leaves exactly the baseline to commit; or pass --adopt to adopt here",
         )
     needed = min((opts.repeats or c.repeats) for c in suite.cases)
@@ -196,13 +196,13 @@ def check_suite(
     change = version_change(base.target, run.target, store.load_manifest)
     if change is not None:
         report.target_change = TargetChange.model_validate(change.as_dict())
-        report.warnings.append(change.message(_shown(suite.path)))
+        report.warnings.append(change.message(shown_path(suite.path)))
     index_run(store, run)
     report.calls = run.calls
     return report
 
 
-def _shown(path: Path) -> str:
+def shown_path(path: Path) -> str:
     """A path as the user would type it: relative to the working directory when inside it."""
     try:
         return str(path.relative_to(Path.cwd()))
