@@ -154,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_global_options(q, top=False)
     q.add_argument("suite", type=Path, help="the suite file")
     add_repeats_option(
-        q, f"repeats per case to reach (default: --baseline-repeats, {BASELINE_REPEATS})"
+        q,
+        f"repeats per case to reach (default: the suite's `baseline_repeats`, else {BASELINE_REPEATS})",
     )
     q.add_argument(
         "--jobs",
