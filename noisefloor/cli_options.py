@@ -1,0 +1,319 @@
+"""The command line's shared options and the checks of their values: the parser class that turns
+usage errors into exit 3 instead of argparse's exit 2, and the option groups commands share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from noisefloor.errors import UsageError
+
+# the settings (dataclasses) load with a command's arguments alone: `--help` and `--version`
+# need neither
+
+__all__ = [
+    "Parser",
+    "alpha_option",
+    "format_options",
+    "global_options",
+    "html_file",
+    "non_negative",
+    "positive",
+    "probability",
+    "repeats_option",
+    "rule_options",
+    "run_options",
+    "sampling_options",
+    "sequential_options",
+]
+
+_N = TypeVar("_N", int, float)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
+
+
+def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:
+    """`kind(text)`; argparse would name the converter (`invalid positive value`), so say what."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+
+
+def positive(text: str) -> int:
+    value = _parse(int, text, "a whole number")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def probability(text: str) -> float:
+    value = _parse(float, text, "a number")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    value = _parse(float, text, "a number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """--root and --debug, accepted before or after the subcommand."""
+    default: Any = None if top else argparse.SUPPRESS
+    parser.add_argument(
+        "--root",
+        default=default,
+        metavar="DIR",
+        help="store root (env NOISEFLOOR_ROOT; default .noisefloor)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="show tracebacks of internal errors",
+    )
+
+
+def repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--repeats", type=positive, metavar="N", help=help_text)
+
+
+def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    from noisefloor.settings import RuleSettings
+
+    parser.add_argument(
+        "--alpha",
+        type=probability,
+        default=RuleSettings.alpha,
+        help=f"{help_text} (default {RuleSettings.alpha:g})",
+    )
+
+
+def sampling_options(parser: argparse.ArgumentParser) -> None:
+    """--jobs and --fresh."""
+    parser.add_argument(
+        "--jobs",
+        type=positive,
+        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
+        metavar="N",
+        help="target calls at once (env NOISEFLOOR_JOBS; default 1; latency is unreliable above 1)",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="take new samples even where cached ones exist"
+    )
+
+
+def run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
+    parser.add_argument(
+        "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
+    )
+    repeats_option(parser, "repeats per case (overrides the suite)")
+    sampling_options(parser)
+    parser.add_argument(
+        "--label",
+        metavar="NAME",
+        required=label_required,
+        help="name this run (see `compare`); runs under one label pool their repeats",
+    )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="start --label over with new samples (its earlier runs stay in the store)",
+    )
+    parser.add_argument(
+        "--set-baseline", action="store_true", help="make this run the suite's baseline"
+    )
+    _endpoint_options(parser)
+
+
+def sequential_options(parser: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import MAX_REPEATS
+
+    group = parser.add_argument_group(
+        "sequential repeats",
+        "Without --repeats, a check screens every case at the suite's repeats and adds fresh "
+        "repeats only to the cases in doubt, against a deep baseline: every stored sample of "
+        "the baseline's target version counts. --repeats N takes N per case instead.",
+    )
+    group.add_argument(
+        "--max-repeats",
+        type=positive,
+        metavar="N",
+        help=f"candidate repeats per case at most (suite `max_repeats`; default {MAX_REPEATS})",
+    )
+    group.add_argument(
+        "--max-calls",
+        type=positive,
+        metavar="N",
+        help="samples the whole check may take (cached ones are free); cases left in doubt "
+        "are inconclusive",
+    )
+    _baseline_depth_options(group)
+
+
+def _baseline_depth_options(group: Any) -> None:
+    from noisefloor.settings import BASELINE_REPEATS
+
+    group.add_argument(
+        "--baseline-repeats",
+        type=positive,
+        metavar="N",
+        help="the deep baseline's repeats per case, at most (suite `baseline_repeats`; "
+        f"default {BASELINE_REPEATS})",
+    )
+    group.add_argument(
+        "--baseline-max-age",
+        metavar="AGE",
+        help="leave out baseline samples older than AGE, e.g. 12h or 7d, for endpoints that "
+        "drift (suite `baseline_max_age`)",
+    )
+
+
+def _endpoint_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "endpoint",
+        "An OpenAI-compatible endpoint: run a JSONL cases file against it with no suite file, or "
+        "override an endpoint suite's `target.http` values (which changes the target version).",
+    )
+    group.add_argument(
+        "--cases",
+        type=Path,
+        metavar="FILE",
+        help="a JSONL cases file, run with no suite file; the suite is named after the file",
+    )
+    group.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="e.g. http://127.0.0.1:8080/v1 (with --cases, default env OPENAI_BASE_URL; "
+        "the key is read from OPENAI_API_KEY when set)",
+    )
+    group.add_argument("--model", metavar="NAME", help="the model to request (needed with --cases)")
+    group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
+    group.add_argument("--seed", type=int, metavar="N", help="the request's seed")
+    group.add_argument(
+        "--max-tokens", type=positive, metavar="N", help="the most tokens an answer may have"
+    )
+    group.add_argument("--system", metavar="TEXT", help="a system message sent before each input")
+
+
+def _format(text: str) -> str:
+    """A --format value; html is refused at once, before any sampling, without its extra."""
+    if text == "html":
+        _html_ready()
+    return text
+
+
+def html_file(text: str) -> Path:
+    _html_ready()
+    return Path(text)
+
+
+def _html_ready() -> None:
+    from noisefloor.report.plots import require_plotting
+
+    try:
+        require_plotting()
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message}; {exc.hint}") from None
+
+
+def format_options(parser: argparse.ArgumentParser) -> None:
+    from noisefloor.report import ALL_FORMATS
+
+    parser.add_argument(
+        "--format",
+        type=_format,
+        choices=ALL_FORMATS,
+        default="terminal",
+        help="report format (default terminal; html is one self-contained page with plots, "
+        "from the `html` extra)",
+    )
+    parser.add_argument(
+        "--output", type=Path, metavar="FILE", help="also write the report, in --format, to FILE"
+    )
+
+
+def rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
+    from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, RuleName, RuleSettings
+
+    parser.add_argument(
+        "--rule",
+        choices=tuple(RuleName),
+        default=default_rule,
+        help=f"decision rule (default {default_rule})",
+    )
+    alpha_option(parser, "family-wise false-alarm rate per check, rule exact")
+    parser.add_argument(
+        "--min-effect",
+        type=non_negative,
+        metavar="X",
+        help="smallest change called a regression: a pass rate for exact "
+        f"({MIN_EFFECT[RuleName.EXACT]:.2f}) and wilson ({MIN_EFFECT[RuleName.WILSON]:.2f}); "
+        f"score units of continuous scorers for band ({MIN_EFFECT[RuleName.BAND]:g}). "
+        "A scorer's own `min_effect` in the suite comes first; for a number scorer it is in "
+        "score units. Under exact a number scorer's worsening that is not significant is "
+        "inconclusive only while its 95%% interval reaches that min_effect (without one: "
+        f"{RELATIVE_EFFECT * 100:g}%% of the baseline mean's magnitude), else unchanged",
+    )
+    parser.add_argument(
+        "--suspect-drop",
+        type=non_negative,
+        metavar="X",
+        help="a pass-rate drop this large that is not significant is inconclusive, while its "
+        "95%% interval still reaches min_effect "
+        f"(default: the suite's defaults.suspect_drop, else {RuleSettings.suspect_drop:.2f})",
+    )
+    parser.add_argument(
+        "--min-rate-drop",
+        type=non_negative,
+        default=RuleSettings.min_rate_drop,
+        metavar="X",
+        help=f"rate clause of rule band (default {RuleSettings.min_rate_drop:.2f})",
+    )
+    parser.add_argument(
+        "--min-valid",
+        type=positive,
+        default=RuleSettings.min_valid,
+        metavar="N",
+        help="valid repeats needed per side, rules exact and wilson "
+        f"(default {RuleSettings.min_valid})",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="inconclusive cases fail the check (exit 1)"
+    )
+    parser.add_argument(
+        "--suite-gate",
+        action="store_true",
+        help="also fail when the suite's mean pass-rate change lies wholly below -SUITE_MIN_EFFECT",
+    )
+    parser.add_argument(
+        "--suite-min-effect",
+        type=non_negative,
+        default=RuleSettings.suite_min_effect,
+        metavar="X",
+        help="mean pass-rate drop across cases that --suite-gate fails on "
+        f"(default {RuleSettings.suite_min_effect:g})",
+    )
+    parser.add_argument(
+        "--allow-target-change",
+        action="store_true",
+        help="compare runs whose target spec (argv template, cwd, model) differs",
+    )
+    parser.add_argument(
+        "--continue-on-scorer-error",
+        action="store_true",
+        help="report scorer errors without failing the check with exit 3",
+    )
