@@ -21,6 +21,8 @@ __all__ = [
     "format_options",
     "global_options",
     "html_file",
+    "jobs",
+    "jobs_option",
     "non_negative",
     "positive",
     "probability",
@@ -102,15 +104,29 @@ def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
-def sampling_options(parser: argparse.ArgumentParser) -> None:
-    """--jobs and --fresh."""
+def jobs(text: str) -> int:
+    """A --jobs value: a whole number, or `auto` for one per core this process may use."""
+    if text == "auto":
+        if hasattr(os, "sched_getaffinity"):
+            return len(os.sched_getaffinity(0))
+        return os.cpu_count() or 1
+    return positive(text)
+
+
+def jobs_option(parser: Any, default_help: str) -> None:
+    """--jobs N|auto; without it, NOISEFLOOR_JOBS, then the target's own default."""
     parser.add_argument(
         "--jobs",
-        type=positive,
-        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
+        type=jobs,
         metavar="N",
-        help="target calls at once (env NOISEFLOOR_JOBS; default 1; latency is unreliable above 1)",
+        help=f"target calls at once, or auto: one per core (env NOISEFLOOR_JOBS; {default_help}; "
+        "latency is unreliable above 1)",
     )
+
+
+def sampling_options(parser: argparse.ArgumentParser) -> None:
+    """--jobs and --fresh."""
+    jobs_option(parser, "default 8 for an endpoint, 1 for a command")
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )

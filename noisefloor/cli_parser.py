@@ -5,7 +5,6 @@ builds the arguments of its own command alone.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from noisefloor.cli_options import (
     format_options,
     global_options,
     html_file,
+    jobs_option,
     positive,
     probability,
     repeats_option,
@@ -133,13 +133,7 @@ def _baseline(p: argparse.ArgumentParser) -> None:
     repeats_option(
         q, f"repeats per case to reach (default: --baseline-repeats, {BASELINE_REPEATS})"
     )
-    q.add_argument(
-        "--jobs",
-        type=positive,
-        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
-        metavar="N",
-        help="target calls at once (env NOISEFLOOR_JOBS; default 1)",
-    )
+    jobs_option(q, "default 8 for an endpoint, 1 for a command")
 
 
 def _runs(p: argparse.ArgumentParser) -> None:
