@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor.banding import band_case, score_case, scorer_config
-from noisefloor.doit_runner import EngineStats, Task, run_tasks
+from noisefloor.doit_runner import EngineStats, Task, all_current, run_tasks
 from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.rules import get_rule
 from noisefloor.settings import RuleSettings, ScorerGate
@@ -28,6 +28,7 @@ __all__ = [
     "compared_score_file",
     "comparison_tasks",
     "missing_samples",
+    "run_comparison",
     "run_tasks",
     "scorer_gates",
     "sset_id",
@@ -337,3 +338,21 @@ def comparison_tasks(
         }
     )
     return Comparison(report=report, tasks=tasks)
+
+
+def run_comparison(store: Store, comparison: Comparison, tasks: list[Task]) -> EngineStats:
+    """Run a comparison's `tasks` (its bands' and its own), unless these very tasks ran before.
+
+    Every file is named for what it is computed from, and a task's dependencies name the files
+    it reads: the same task names with the same dependencies make the same report. Once they all
+    ran, a file named for the hash of them all (the whole comparison's key) is written; a check
+    that finds it and the report decides without starting doit, which otherwise checks every
+    task's files (three per case) to find each current.
+    """
+    key = short_hash(sorted((t["name"], t.get("file_dep", [])) for t in tasks), 24)
+    done = os.path.join(os.path.dirname(comparison.report), f"whole-{key}.done")
+    if os.path.exists(done) and os.path.exists(comparison.report):
+        return all_current(tasks)
+    stats = run_tasks(store, tasks)
+    store.write_bytes(Path(done), b"")
+    return stats
