@@ -16,7 +16,6 @@ from typing import Any
 from noisefloor.banding import band_case, score_case, scorer_config
 from noisefloor.doit_runner import EngineStats, Task, all_current, run_tasks
 from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
-from noisefloor.rules import get_rule
 from noisefloor.settings import RuleSettings, ScorerGate
 from noisefloor.store import Store, has_sample, short_hash
 
@@ -88,6 +87,7 @@ def _verdict_action(
     out: str,
 ) -> bool:
     from noisefloor.report.model import REPORT_VERSION, VerdictFile
+    from noisefloor.rules import get_rule
 
     rule = get_rule(settings.rule)
     b = store.read_model(base, CaseBand) if base else None
@@ -104,6 +104,7 @@ def _shard_action(store: Store, paths: list[str], out: str) -> bool:
 
 def _report_action(store: Store, shards: list[str], settings: RuleSettings, out: str) -> bool:
     from noisefloor.report.model import REPORT_VERSION, ReportFile, ReportSettings, VerdictFile
+    from noisefloor.rules import get_rule
 
     cases = [
         VerdictFile.model_validate(verdict).case
