@@ -28,6 +28,7 @@ __all__ = [
     "comparison_tasks",
     "missing_samples",
     "run_comparison",
+    "run_current",
     "run_tasks",
     "scorer_gates",
     "sset_id",
@@ -342,17 +343,25 @@ def comparison_tasks(
 
 
 def run_comparison(store: Store, comparison: Comparison, tasks: list[Task]) -> EngineStats:
-    """Run a comparison's `tasks` (its bands' and its own), unless these very tasks ran before.
+    """Run a comparison's `tasks` (its bands' and its own) unless these very tasks ran before
+    (`run_current`): a check that changed nothing decides without starting doit."""
+    return run_current(store, tasks, comparison.report.parent, [comparison.report])
+
+
+def run_current(
+    store: Store, tasks: list[Task], directory: Path, outputs: Sequence[Path]
+) -> EngineStats:
+    """Run `tasks`, unless these very tasks all ran before and their `outputs` are on disk.
 
     Every file is named for what it is computed from, and a task's dependencies name the files
-    it reads: the same task names with the same dependencies make the same report. Once they all
-    ran, a file named for the hash of them all (the whole comparison's key) is written; a check
-    that finds it and the report decides without starting doit, which otherwise checks every
-    task's files (three per case) to find each current.
+    it reads: the same task names with the same dependencies make the same files. Once they all
+    ran, a file in `directory` named for the hash of them all (the whole pipeline's key) is
+    written; finding it skips doit, which otherwise checks every task's files (up to three per
+    case) to find each current.
     """
     key = short_hash(sorted((t["name"], t.get("file_dep", [])) for t in tasks), 24)
-    done = os.path.join(os.path.dirname(comparison.report), f"whole-{key}.done")
-    if os.path.exists(done) and os.path.exists(comparison.report):
+    done = os.path.join(directory, f"whole-{key}.done")
+    if os.path.exists(done) and all(os.path.exists(path) for path in outputs):
         return all_current(tasks)
     stats = run_tasks(store, tasks)
     store.write_bytes(Path(done), b"")

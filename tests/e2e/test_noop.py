@@ -55,3 +55,14 @@ def test_other_settings_run_the_pipeline_again(cli, checked):
     suite, _ = checked
     report = cli("check", suite, "--alpha", "0.01", "--format", "json").json()
     assert report["work"]["executed"]["verdict"] == 2
+
+
+def test_a_cached_run_scores_without_the_pipeline(cli, project, monkeypatch):
+    suite = fake_suite(project, [answer_case("alpha"), answer_case("beta")], repeats=3)
+    first = cli("run", suite, "--format", "json")
+    assert first.code == 0
+    _no_pipeline(monkeypatch)
+    again = cli("run", suite, "--format", "json")
+    assert again.code == 0, again.err
+    assert again.json()["calls"] == 0
+    assert again.json()["cases"] == first.json()["cases"]
