@@ -34,10 +34,11 @@ class Floor(BaseModel):
 """
 
 
-def import_floor(code: str = SUITE_IMPORTS) -> float:
-    """Wall seconds of a fresh process that runs `code` (by default: imports `SUITE_IMPORTS`)."""
+def import_floor(code: str = SUITE_IMPORTS, *args: str) -> float:
+    """Wall seconds of a fresh process that runs `code` (by default: imports `SUITE_IMPORTS`)
+    with `args` as its arguments."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code, *args], check=True)
     return time.perf_counter() - start
 
 

@@ -9,18 +9,27 @@ import gc
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from noisefloor.cli_parser import build_parser
-from noisefloor.commands import COMMANDS
+from noisefloor.cli_parser import build_parser, command_named
 from noisefloor.errors import ExitCode, NoisefloorError
 
-__all__ = ["COMMANDS", "build_parser", "console_main", "main"]
+__all__ = ["COMMANDS", "build_parser", "console_main", "main"]  # noqa: F822 (COMMANDS: lazy)
+
+
+def __getattr__(name: str) -> Any:
+    """`COMMANDS` loads with the first command run: `--help` and `--version` need none."""
+    if name == "COMMANDS":
+        from noisefloor.commands import COMMANDS
+
+        return COMMANDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse and run one command; return its exit code (never raises for harness faults)."""
-    parser = build_parser()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command_named(args_list))
     debug = "--debug" in args_list
     try:
         args = parser.parse_args(args_list)
@@ -28,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # a usage error like any other: the help goes to stderr, stdout stays empty
             parser.print_help(sys.stderr)
             return int(ExitCode.HARNESS)
+        from noisefloor.commands import COMMANDS
+
         return COMMANDS[args.command](args)
     except NoisefloorError as exc:
         if debug:

@@ -13,7 +13,15 @@ from typing import Any
 from noisefloor.errors import UsageError
 from noisefloor.settings import RuleSettings, resolve_settings
 
-__all__ = ["check_design", "load_suite_of", "rule_settings", "run_options", "store_of", "watched"]
+__all__ = [
+    "check_design",
+    "jobs_of",
+    "load_suite_of",
+    "rule_settings",
+    "run_options",
+    "store_of",
+    "watched",
+]
 
 
 def rule_settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
@@ -67,12 +75,32 @@ def store_of(args: argparse.Namespace, read_only: bool = False) -> Any:
     return ReadOnlyStore(root) if read_only else Store(root)
 
 
-def run_options(args: argparse.Namespace) -> Any:
+def jobs_of(args: argparse.Namespace, suite: Any) -> int:
+    """Target calls at once: --jobs, else NOISEFLOOR_JOBS, else what the suite's target suits."""
+    if args.jobs is not None:
+        return int(args.jobs)
+    env = os.environ.get("NOISEFLOOR_JOBS")
+    if env:
+        from noisefloor.cli_options import jobs
+
+        try:
+            return jobs(env)
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(
+                f"NOISEFLOOR_JOBS: {exc}",
+                hint="set it to a whole number of target calls at once, or to auto; or unset it",
+            ) from None
+    from noisefloor.targets.kinds import kind_of
+
+    return kind_of(suite.target).default_jobs
+
+
+def run_options(args: argparse.Namespace, suite: Any) -> Any:
     from noisefloor.operations.run import RunOptions
 
     opts = RunOptions(
         repeats=args.repeats,
-        jobs=args.jobs,
+        jobs=jobs_of(args, suite),
         fresh=args.fresh,
         label=args.label,
         replace=args.replace,

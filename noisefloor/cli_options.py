@@ -1,5 +1,5 @@
-"""The flags commands share: the checks of flag values, and the option groups of sampling,
-rules, report formats, endpoints and sequential checks; usage errors raise (exit 3).
+"""The command line's shared options and the checks of their values: the parser class that turns
+usage errors into exit 3 instead of argparse's exit 2, and the option groups commands share.
 """
 
 from __future__ import annotations
@@ -8,33 +8,39 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from noisefloor.errors import UsageError
-from noisefloor.settings import (
-    BASELINE_REPEATS,
-    MAX_REPEATS,
-    MIN_EFFECT,
-    RELATIVE_EFFECT,
-    RuleName,
-    RuleSettings,
-)
+
+# the settings (dataclasses) load with a command's arguments alone: `--help` and `--version`
+# need neither
 
 __all__ = [
-    "add_alpha_option",
-    "add_format_options",
-    "add_global_options",
-    "add_repeats_option",
-    "add_rule_options",
-    "add_run_options",
-    "add_sampling_options",
-    "add_sequential_options",
+    "Parser",
+    "alpha_option",
+    "format_options",
+    "global_options",
     "html_file",
+    "jobs",
+    "jobs_option",
+    "non_negative",
     "positive",
     "probability",
+    "repeats_option",
+    "rule_options",
+    "run_options",
+    "sampling_options",
+    "sequential_options",
 ]
 
 _N = TypeVar("_N", int, float)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
 
 
 def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:
@@ -59,14 +65,14 @@ def probability(text: str) -> float:
     return value
 
 
-def _non_negative(text: str) -> float:
+def non_negative(text: str) -> float:
     value = _parse(float, text, "a number")
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 
 
-def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """--root and --debug, accepted before or after the subcommand."""
     default: Any = None if top else argparse.SUPPRESS
     parser.add_argument(
@@ -83,11 +89,13 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-def add_repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+def repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--repeats", type=positive, metavar="N", help=help_text)
 
 
-def add_alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    from noisefloor.settings import RuleSettings
+
     parser.add_argument(
         "--alpha",
         type=probability,
@@ -96,26 +104,40 @@ def add_alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
-def add_sampling_options(parser: argparse.ArgumentParser) -> None:
-    """--jobs and --fresh."""
+def jobs(text: str) -> int:
+    """A --jobs value: a whole number, or `auto` for one per core this process may use."""
+    if text == "auto":
+        if hasattr(os, "sched_getaffinity"):
+            return len(os.sched_getaffinity(0))
+        return os.cpu_count() or 1
+    return positive(text)
+
+
+def jobs_option(parser: Any, default_help: str) -> None:
+    """--jobs N|auto; without it, NOISEFLOOR_JOBS, then the target's own default."""
     parser.add_argument(
         "--jobs",
-        type=positive,
-        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
+        type=jobs,
         metavar="N",
-        help="target calls at once (env NOISEFLOOR_JOBS; default 1; latency is unreliable above 1)",
+        help=f"target calls at once, or auto: one per core (env NOISEFLOOR_JOBS; {default_help}; "
+        "latency is unreliable above 1)",
     )
+
+
+def sampling_options(parser: argparse.ArgumentParser) -> None:
+    """--jobs and --fresh."""
+    jobs_option(parser, "default 8 for an endpoint, 1 for a command")
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )
 
 
-def add_run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
+def run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
     parser.add_argument(
         "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
     )
-    add_repeats_option(parser, "repeats per case (overrides the suite)")
-    add_sampling_options(parser)
+    repeats_option(parser, "repeats per case (overrides the suite)")
+    sampling_options(parser)
     parser.add_argument(
         "--label",
         metavar="NAME",
@@ -133,7 +155,9 @@ def add_run_options(parser: argparse.ArgumentParser, *, label_required: bool = F
     _endpoint_options(parser)
 
 
-def add_sequential_options(parser: argparse.ArgumentParser) -> None:
+def sequential_options(parser: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import MAX_REPEATS
+
     group = parser.add_argument_group(
         "sequential repeats",
         "Without --repeats, a check screens every case at the suite's repeats and adds fresh "
@@ -157,6 +181,8 @@ def add_sequential_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _baseline_depth_options(group: Any) -> None:
+    from noisefloor.settings import BASELINE_REPEATS
+
     group.add_argument(
         "--baseline-repeats",
         type=positive,
@@ -220,7 +246,7 @@ def _html_ready() -> None:
         raise argparse.ArgumentTypeError(f"{exc.message}; {exc.hint}") from None
 
 
-def add_format_options(parser: argparse.ArgumentParser) -> None:
+def format_options(parser: argparse.ArgumentParser) -> None:
     from noisefloor.report import ALL_FORMATS
 
     parser.add_argument(
@@ -236,17 +262,19 @@ def add_format_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
+def rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
+    from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, RuleName, RuleSettings
+
     parser.add_argument(
         "--rule",
         choices=tuple(RuleName),
         default=default_rule,
         help=f"decision rule (default {default_rule})",
     )
-    add_alpha_option(parser, "family-wise false-alarm rate per check, rule exact")
+    alpha_option(parser, "family-wise false-alarm rate per check, rule exact")
     parser.add_argument(
         "--min-effect",
-        type=_non_negative,
+        type=non_negative,
         metavar="X",
         help="smallest change called a regression: a pass rate for exact "
         f"({MIN_EFFECT[RuleName.EXACT]:.2f}) and wilson ({MIN_EFFECT[RuleName.WILSON]:.2f}); "
@@ -258,7 +286,7 @@ def add_rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact
     )
     parser.add_argument(
         "--suspect-drop",
-        type=_non_negative,
+        type=non_negative,
         metavar="X",
         help="a pass-rate drop this large that is not significant is inconclusive, while its "
         "95%% interval still reaches min_effect "
@@ -266,7 +294,7 @@ def add_rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact
     )
     parser.add_argument(
         "--min-rate-drop",
-        type=_non_negative,
+        type=non_negative,
         default=RuleSettings.min_rate_drop,
         metavar="X",
         help=f"rate clause of rule band (default {RuleSettings.min_rate_drop:.2f})",
@@ -289,7 +317,7 @@ def add_rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact
     )
     parser.add_argument(
         "--suite-min-effect",
-        type=_non_negative,
+        type=non_negative,
         default=RuleSettings.suite_min_effect,
         metavar="X",
         help="mean pass-rate drop across cases that --suite-gate fails on "

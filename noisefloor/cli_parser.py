@@ -1,44 +1,40 @@
-"""The command line's arguments: every subcommand with its flags and their help (the shared
-groups in cli_options); usage errors raise (exit 3) instead of argparse's exit 2.
+"""The command line: every subcommand with its help, and the arguments of each; one invocation
+builds the arguments of its own command alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
 
 from noisefloor import __version__
 from noisefloor.cli_options import (
-    add_alpha_option,
-    add_format_options,
-    add_global_options,
-    add_repeats_option,
-    add_rule_options,
-    add_run_options,
-    add_sampling_options,
-    add_sequential_options,
+    Parser,
+    alpha_option,
+    format_options,
+    global_options,
     html_file,
+    jobs_option,
     positive,
     probability,
-)
-from noisefloor.errors import UsageError
-from noisefloor.settings import (
-    BASELINE_REPEATS,
-    HISTORY_RUNS,
-    MAX_REPEATS,
-    REPEATS,
+    repeats_option,
+    rule_options,
+    run_options,
+    sampling_options,
+    sequential_options,
 )
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "command_named"]
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3."""
+def _run(p: argparse.ArgumentParser) -> None:
+    run_options(p)
+    format_options(p)
 
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
+
+def _record(p: argparse.ArgumentParser) -> None:
+    run_options(p, label_required=True)
 
 
 _EXIT_CODES = """exit codes:
@@ -51,48 +47,25 @@ _EXIT_CODES = """exit codes:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line."""
-    parser = _Parser(
-        prog="noisefloor",
-        description="A regression gate for programs that don't give the same answer twice.",
-        epilog=_EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"noisefloor {__version__}")
-    add_global_options(parser, top=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    def command(name: str, help_text: str, description: str = "") -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=description or help_text)
-        add_global_options(p, top=False)
-        return p
-
-    p = command("run", "sample every case (cached samples are reused) and save the run")
-    add_run_options(p)
-    add_format_options(p)
-    p = command("check", "run, then compare with the baseline and exit with the verdict")
-    add_run_options(p)
-    add_rule_options(p)
-    add_format_options(p)
+def _check(p: argparse.ArgumentParser) -> None:
+    run_options(p)
+    rule_options(p)
+    format_options(p)
     p.add_argument(
         "--require-baseline",
         action="store_true",
         help="exit 3 instead of adopting when there is no baseline",
     )
-    add_sequential_options(p)
+    sequential_options(p)
     p.add_argument(
         "--adopt",
         action="store_true",
         help="with CI set in the environment, adopt this run when there is no baseline "
         "(without CI, a first check adopts anyway)",
     )
-    p = command(
-        "ab",
-        "sample a git ref and the working tree interleaved, then judge as check does",
-        "Check REF out in a temporary git worktree and sample its target and the working tree's\n"
-        "interleaved (REF, working tree, REF, ...), so drift hits both alike; then judge as check.",
-    )
+
+
+def _ab(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("suite", type=Path, help="the suite file (YAML), inside a git work tree")
     p.add_argument(
@@ -101,31 +74,31 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REF",
         help="the baseline arm: a commit, branch or tag (e.g. HEAD, main, HEAD~1)",
     )
-    add_repeats_option(p, "repeats per case and arm, a fixed design (default: sequential)")
-    add_sampling_options(p)
-    add_rule_options(p)
-    add_format_options(p)
-    add_sequential_options(p)
-    p = command(
-        "rescore", "re-apply the suite's current scorers to a stored run; never calls the target"
-    )
+    repeats_option(p, "repeats per case and arm, a fixed design (default: sequential)")
+    sampling_options(p)
+    rule_options(p)
+    format_options(p)
+    sequential_options(p)
+
+
+def _rescore(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", type=Path, help="the suite file whose scorers to apply")
     p.add_argument("run", nargs="?", help="run id (default: the suite's newest run)")
-    add_format_options(p)
-    p = command("diff", "compare stored runs; never calls the target")
+    format_options(p)
+
+
+def _diff(p: argparse.ArgumentParser) -> None:
     p.add_argument("candidate", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument(
         "--baseline",
         metavar="RUN|LABEL",
         help="the run to compare against (default: the suite's baseline)",
     )
-    add_rule_options(p)
-    add_format_options(p)
-    p = command(
-        "report",
-        "compare a stored run with its suite's baseline and write the HTML report; "
-        "never calls the target",
-    )
+    rule_options(p)
+    format_options(p)
+
+
+def _report(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument(
         "--html",
@@ -134,16 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the report here (one self-contained page; needs the `html` extra)",
     )
-    add_rule_options(p)
-    p = command("baseline", "move or list the baseline pointers")
+    rule_options(p)
+
+
+def _baseline(p: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import BASELINE_REPEATS
+
     bsub = p.add_subparsers(
-        dest="baseline_command", metavar="ACTION", parser_class=_Parser, required=True
+        dest="baseline_command", metavar="ACTION", parser_class=Parser, required=True
     )
     q = bsub.add_parser("set", help="point the run's suite at this run")
-    add_global_options(q, top=False)
+    global_options(q, top=False)
     q.add_argument("run", help="run id or label")
     q = bsub.add_parser("show", help="list every suite's baseline")
-    add_global_options(q, top=False)
+    global_options(q, top=False)
     q = bsub.add_parser(
         "deepen",
         help="top the baseline up to N repeats per case, on the baseline's own target version",
@@ -151,49 +128,47 @@ def build_parser() -> argparse.ArgumentParser:
         "must be that version), so that checks compare against a deep baseline. Never touches "
         "a candidate.",
     )
-    add_global_options(q, top=False)
+    global_options(q, top=False)
     q.add_argument("suite", type=Path, help="the suite file")
-    add_repeats_option(
+    repeats_option(
         q,
-        f"repeats per case to reach (default: the suite's `baseline_repeats`, else {BASELINE_REPEATS})",
+        f"repeats per case to reach (default: the suite's `baseline_repeats`, else "
+        f"{BASELINE_REPEATS})",
     )
-    q.add_argument(
-        "--jobs",
-        type=positive,
-        default=int(os.environ.get("NOISEFLOOR_JOBS", "1")),
-        metavar="N",
-        help="target calls at once (env NOISEFLOOR_JOBS; default 1)",
-    )
-    p = command("runs", "the stored runs, newest first: ids, labels, target versions, baselines")
+    jobs_option(q, "default 8 for an endpoint, 1 for a command")
+
+
+def _runs(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", nargs="?", help="only runs of this suite (its name or its file)")
     p.add_argument(
         "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
     )
-    p = command("show", "the stored outputs of a run, stderr included")
+
+
+def _show(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
     p.add_argument("--case", metavar="ID", help="only this case")
-    p = command("scorers", "the table of scorers")
-    p = command("schema", "the JSON Schema of suite files (or of the JSON report)")
+
+
+def _schema(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--report",
         action="store_true",
         help="print the JSON Schema of the JSON report (`--format json`) instead",
     )
-    p = command("record", "the quarantine-lane `record`: run a suite and label the run")
-    add_run_options(p, label_required=True)
-    p = command("compare", "the quarantine-lane `compare`: two labelled runs (default rule wilson)")
+
+
+def _compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", required=True, metavar="LABEL", help="label of the baseline run")
     p.add_argument("--current", required=True, metavar="LABEL", help="label of the current run")
     p.add_argument("--suite", metavar="NAME", help="the suite, when a label exists in several")
-    add_rule_options(p, default_rule="wilson")
-    add_format_options(p)
-    p = command(
-        "history",
-        "a case across stored runs, and its flakiness; or a suite's runs over time as an HTML page",
-        "Each run's pass rate with its 95% Wilson interval, newest first, and the case's "
-        "flakiness: the pass rate pooled over the newest runs of the current target version "
-        "(each sample once). Read from the ledger; never calls the target.",
-    )
+    rule_options(p, default_rule="wilson")
+    format_options(p)
+
+
+def _history(p: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import HISTORY_RUNS
+
     p.add_argument("case", nargs="?", help="the case id (with --html: only this case)")
     p.add_argument("--suite", metavar="NAME", help="only runs of this suite (its name or its file)")
     p.add_argument(
@@ -222,11 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="write one page of the suite's runs over time: per case, each run's pass rate "
         "plotted and its flakiness (needs the `html` extra)",
     )
-    p = command(
-        "explain",
-        "what the target said differently in one case: its distinct outputs on both sides, "
-        "a diff, and which scorer failed on which repeat; never calls the target",
-    )
+
+
+def _explain(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", help="the case id")
     p.add_argument(
         "run", nargs="?", help="run id or label (default: the newest run holding the case)"
@@ -242,27 +215,35 @@ def build_parser() -> argparse.ArgumentParser:
         default="terminal",
         help="default terminal",
     )
-    p = command("ledger", "the SQLite ledger that indexes every sample")
+
+
+def _ledger(p: argparse.ArgumentParser) -> None:
     lsub = p.add_subparsers(
-        dest="ledger_command", metavar="ACTION", parser_class=_Parser, required=True
+        dest="ledger_command", metavar="ACTION", parser_class=Parser, required=True
     )
     q = lsub.add_parser("rebuild", help="rebuild the ledger from the JSON sample and run files")
-    add_global_options(q, top=False)
-    p = command("import", "read a store written by the public noisefloor; never calls the target")
+    global_options(q, top=False)
+
+
+def _import(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", type=Path, metavar="DIR", help="the public tool's store root")
     p.add_argument(
         "--suite", type=Path, required=True, help="the suite file those runs were taken of"
     )
-    p = command("plan", "minimum detectable change and repeats needed, for N, case count and alpha")
+
+
+def _plan(p: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS
+
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
-    add_repeats_option(p, f"repeats per side (default: the suite's, else {REPEATS})")
+    repeats_option(p, f"repeats per side (default: the suite's, else {REPEATS})")
     p.add_argument(
         "--cases",
         type=positive,
         metavar="M",
         help="cases that can fail (default: the suite's, else 50)",
     )
-    add_alpha_option(p, "family-wise false-alarm rate")
+    alpha_option(p, "family-wise false-alarm rate")
     p.add_argument(
         "--power",
         type=probability,
@@ -282,4 +263,120 @@ def build_parser() -> argparse.ArgumentParser:
         help="the deep baseline's repeats per case (default: what the suite's baseline holds, "
         f"else {BASELINE_REPEATS})",
     )
+
+
+def _nothing(p: argparse.ArgumentParser) -> None:
+    """A command without arguments of its own."""
+
+
+#: Each command: its help, its description (default: the help) and what adds its arguments.
+_COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = {
+    "run": ("sample every case (cached samples are reused) and save the run", "", _run),
+    "check": ("run, then compare with the baseline and exit with the verdict", "", _check),
+    "ab": (
+        "sample a git ref and the working tree interleaved, then judge as check does",
+        "Check REF out in a temporary git worktree and sample its target and the working tree's\n"
+        "interleaved (REF, working tree, REF, ...), so drift hits both alike; then judge as check.",
+        _ab,
+    ),
+    "rescore": (
+        "re-apply the suite's current scorers to a stored run; never calls the target",
+        "",
+        _rescore,
+    ),
+    "diff": ("compare stored runs; never calls the target", "", _diff),
+    "report": (
+        "compare a stored run with its suite's baseline and write the HTML report; "
+        "never calls the target",
+        "",
+        _report,
+    ),
+    "baseline": ("move or list the baseline pointers", "", _baseline),
+    "runs": (
+        "the stored runs, newest first: ids, labels, target versions, baselines",
+        "",
+        _runs,
+    ),
+    "show": ("the stored outputs of a run, stderr included", "", _show),
+    "scorers": ("the table of scorers", "", _nothing),
+    "schema": ("the JSON Schema of suite files (or of the JSON report)", "", _schema),
+    "record": (
+        "the quarantine-lane `record`: run a suite and label the run",
+        "",
+        _record,
+    ),
+    "compare": (
+        "the quarantine-lane `compare`: two labelled runs (default rule wilson)",
+        "",
+        _compare,
+    ),
+    "history": (
+        "a case across stored runs, and its flakiness; or a suite's runs over time as an HTML page",
+        "Each run's pass rate with its 95% Wilson interval, newest first, and the case's "
+        "flakiness: the pass rate pooled over the newest runs of the current target version "
+        "(each sample once). Read from the ledger; never calls the target.",
+        _history,
+    ),
+    "explain": (
+        "what the target said differently in one case: its distinct outputs on both sides, "
+        "a diff, and which scorer failed on which repeat; never calls the target",
+        "",
+        _explain,
+    ),
+    "ledger": ("the SQLite ledger that indexes every sample", "", _ledger),
+    "import": (
+        "read a store written by the public noisefloor; never calls the target",
+        "",
+        _import,
+    ),
+    "plan": (
+        "minimum detectable change and repeats needed, for N, case count and alpha",
+        "",
+        _plan,
+    ),
+}
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The command `argv` runs, read as the top-level parser reads it; None when unsure.
+
+    Args:
+        argv: The command-line arguments.
+
+    Returns:
+        The first argument that is neither an option nor `--root`'s value (which argparse also
+        takes from any prefix of `--root` of three letters or more), when it names a command;
+        "" when it names none (`--help`, `--version`, an unknown command); None after `--`.
+    """
+    value = False
+    for arg in argv:
+        if value:
+            value = False
+        elif arg == "--":
+            return None
+        elif arg.startswith("--r") and "--root".startswith(arg):
+            value = True
+        elif not arg.startswith("-"):
+            return arg if arg in _COMMANDS else ""
+    return ""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; given `only`, a command's name, only that command's arguments are added
+    ("" adds none: the top-level `--help` lists every command's name and help either way).
+    """
+    parser = Parser(
+        prog="noisefloor",
+        description="A regression gate for programs that don't give the same answer twice.",
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"noisefloor {__version__}")
+    global_options(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name, (help_text, description, arguments) in _COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=description or help_text)
+        if only in (None, name):
+            global_options(p, top=False)
+            arguments(p)
     return parser

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from noisefloor.cli_inputs import (
     check_design,
+    jobs_of,
     load_suite_of,
     rule_settings,
     run_options,
@@ -49,7 +50,7 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
         extra = (rule_settings(args, suite), *extra)
     if kw.pop("with_design", False):
         kw["design"] = check_design(args, suite)
-    opts, progress = run_options(args)
+    opts, progress = run_options(args, suite)
     try:
         return fn(store_of(args), suite, opts, *extra, **kw)
     finally:
@@ -136,7 +137,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from noisefloor.suite import load_suite
 
     suite = load_suite(args.suite)
-    opts = RunOptions(repeats=args.repeats, jobs=args.jobs, fresh=args.fresh)
+    opts = RunOptions(repeats=args.repeats, jobs=jobs_of(args, suite), fresh=args.fresh)
     progress = watched(opts)
     try:
         report = ab_suite(
@@ -235,7 +236,7 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     own = suite.defaults.baseline_repeats
     repeats = args.repeats or own or BASELINE_REPEATS
-    done = deepen_baseline(store, suite, repeats, jobs=args.jobs)
+    done = deepen_baseline(store, suite, repeats, jobs=jobs_of(args, suite))
     depths = sorted({c.repeats for c in done.run.cases})
     before = sorted(set(done.before.values()))
     print(

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.engine import band_tasks, comparison_tasks, missing_samples, run_tasks, scorer_gates
+from noisefloor.engine import (
+    band_tasks,
+    comparison_tasks,
+    missing_samples,
+    run_comparison,
+    scorer_gates,
+)
 from noisefloor.errors import StoreError, TargetChanged, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.records import CaseRecord, RunRecord, ScorerUse
@@ -245,7 +251,8 @@ def comparison_parts(
     gates = {c.case_id: scorer_gates(c.scorers) for c in base.cases}
     gates.update((cid, scorer_gates(uses)) for cid, uses in scorers.items())
     comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings, gates)
-    stats = run_tasks(view, base_side.tasks + cand_side.tasks + comparison.tasks)
+    tasks = base_side.tasks + cand_side.tasks + comparison.tasks
+    stats = run_comparison(view, comparison, tasks)
     data = view.read_model(comparison.report, ReportFile)
     warnings += _mark_changes(data.cases, base, cand)
     warnings += _baseline_gaps(data.cases, cand)

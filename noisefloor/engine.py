@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor.banding import band_case, score_case, scorer_config
-from noisefloor.doit_runner import EngineStats, Task, run_tasks
+from noisefloor.doit_runner import EngineStats, Task, all_current, run_tasks
 from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
-from noisefloor.rules import get_rule
 from noisefloor.settings import RuleSettings, ScorerGate
 from noisefloor.store import Store, has_sample, short_hash
 
@@ -28,6 +27,8 @@ __all__ = [
     "compared_score_file",
     "comparison_tasks",
     "missing_samples",
+    "run_comparison",
+    "run_current",
     "run_tasks",
     "scorer_gates",
     "sset_id",
@@ -87,6 +88,7 @@ def _verdict_action(
     out: str,
 ) -> bool:
     from noisefloor.report.model import REPORT_VERSION, VerdictFile
+    from noisefloor.rules import get_rule
 
     rule = get_rule(settings.rule)
     b = store.read_model(base, CaseBand) if base else None
@@ -103,6 +105,7 @@ def _shard_action(store: Store, paths: list[str], out: str) -> bool:
 
 def _report_action(store: Store, shards: list[str], settings: RuleSettings, out: str) -> bool:
     from noisefloor.report.model import REPORT_VERSION, ReportFile, ReportSettings, VerdictFile
+    from noisefloor.rules import get_rule
 
     cases = [
         VerdictFile.model_validate(verdict).case
@@ -337,3 +340,29 @@ def comparison_tasks(
         }
     )
     return Comparison(report=report, tasks=tasks)
+
+
+def run_comparison(store: Store, comparison: Comparison, tasks: list[Task]) -> EngineStats:
+    """Run a comparison's `tasks` (its bands' and its own) unless these very tasks ran before
+    (`run_current`): a check that changed nothing decides without starting doit."""
+    return run_current(store, tasks, comparison.report.parent, [comparison.report])
+
+
+def run_current(
+    store: Store, tasks: list[Task], directory: Path, outputs: Sequence[Path]
+) -> EngineStats:
+    """Run `tasks`, unless these very tasks all ran before and their `outputs` are on disk.
+
+    Every file is named for what it is computed from, and a task's dependencies name the files
+    it reads: the same task names with the same dependencies make the same files. Once they all
+    ran, a file in `directory` named for the hash of them all (the whole pipeline's key) is
+    written; finding it skips doit, which otherwise checks every task's files (up to three per
+    case) to find each current.
+    """
+    key = short_hash(sorted((t["name"], t.get("file_dep", [])) for t in tasks), 24)
+    done = os.path.join(directory, f"whole-{key}.done")
+    if os.path.exists(done) and all(os.path.exists(path) for path in outputs):
+        return all_current(tasks)
+    stats = run_tasks(store, tasks)
+    store.write_bytes(Path(done), b"")
+    return stats

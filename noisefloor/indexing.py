@@ -30,24 +30,37 @@ def index_run(store: Store, run: RunRecord) -> None:
 
 
 class SampleIndexer:
-    """Indexes each sample as sampling writes it (one commit each), so a run killed halfway has
-    every sample it took in the ledger, and the run's own indexing at the end reads none again.
+    """Indexes the samples sampling writes, in batches: the writer flushes them whenever it
+    waits for the next sample, and at least every `FLUSH_S` while they keep coming (see
+    `sampling.OnWritten`). A run killed halfway has in the ledger every sample it took but those
+    of its last moments, and the run's own indexing at the end reads none again.
 
-    Pass it as `take_samples(..., on_written=indexer)`; the ledger opens on the first sample.
+    Pass it as `take_samples(..., on_written=indexer)`; the ledger opens on the first flush.
     """
 
     def __init__(self, store: Store) -> None:
         self._store = store
         self._ledger: Ledger | None = None
+        self._batch: list[tuple[Path, dict[str, Any]]] = []
 
     def __call__(self, pending: Pending, path: Path, sample: dict[str, Any]) -> None:
-        """Index one written sample."""
+        """Queue one written sample for the next flush."""
+        self._batch.append((path, sample))
+
+    def flush(self) -> None:
+        """Index the queued samples in one commit."""
+        if not self._batch:
+            return
         if self._ledger is None:
             self._ledger = open_ledger(self._store.root)
-        self._ledger.index_sample(self._store.root, path, sample)
+        batch, self._batch = self._batch, []
+        self._ledger.index_samples(self._store.root, batch)
 
     def close(self) -> None:
-        """Close the ledger, if a sample opened it."""
-        if self._ledger is not None:
-            self._ledger.close()
-            self._ledger = None
+        """Index what is still queued, and close the ledger, if a sample opened it."""
+        try:
+            self.flush()
+        finally:
+            if self._ledger is not None:
+                self._ledger.close()
+                self._ledger = None

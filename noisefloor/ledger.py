@@ -6,6 +6,7 @@ An index only: the JSON files stay the source of truth and rebuild it (ledger_ro
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def ledger_path(store_root: Path) -> Path:
 
 
 class Ledger(Database):
-    """An open ledger: WAL mode, a 30 s busy timeout, one commit per sample.
+    """An open ledger: WAL mode, a 30 s busy timeout, one commit per batch of samples.
 
     Every open ledger holds a shared lock on `<file>.lock`; `rebuild` takes it exclusively, because
     swapping the database file under a live WAL connection would corrupt it.
@@ -104,9 +105,7 @@ class Ledger(Database):
 
     # -- writing -----------------------------------------------------------------------------
     def index_sample(self, store_root: Path, path: Path, sample: dict[str, Any]) -> None:
-        """Upsert the row of one sample file and commit at once.
-
-        One commit per sample: a run killed halfway keeps every sample it took in the ledger.
+        """Upsert the row of one sample file and commit at once (`index_samples` of one).
 
         Args:
             store_root: The store root.
@@ -116,10 +115,26 @@ class Ledger(Database):
         Raises:
             StoreError: The path is not a sample file path under the root.
         """
-        row = sample_row(relative(store_root, path), sample)
+        self.index_samples(store_root, [(path, sample)])
+
+    def index_samples(
+        self, store_root: Path, samples: Sequence[tuple[Path, dict[str, Any]]]
+    ) -> None:
+        """Upsert the rows of sample files in one commit (a commit each cost ~0.5 ms here,
+        a quarter of launching a small program).
+
+        Args:
+            store_root: The store root.
+            samples: Each sample file (absolute or relative to the root) and its sample as
+                written (`RawSample.model_dump(mode="json")`, redacted).
+
+        Raises:
+            StoreError: A path is not a sample file path under the root.
+        """
+        rows = [sample_row(relative(store_root, path), sample) for path, sample in samples]
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute(UPSERT_SAMPLE, row)
+            conn.executemany(UPSERT_SAMPLE, rows)
 
         self.write(work)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -14,7 +14,6 @@ from noisefloor.errors import StoreError
 from noisefloor.ledger_schema import KIND_COLUMNS
 from noisefloor.records import (
     CaseRecord,
-    RepeatScore,
     RepeatStatus,
     RunRecord,
     ScorerUse,
@@ -119,9 +118,19 @@ def _scorer_key(use: ScorerUse) -> tuple[str, str, bytes, str]:
     return use.label, use.name, params, use.impl_hash
 
 
+class _Graded(NamedTuple):
+    """The two fields of a repeat's score that its status reads (`records.Graded`)."""
+
+    status: RepeatStatus
+    detail: str
+
+
+_STATUS = {status.value: status for status in RepeatStatus}
+
+
 def _read_scores(
     store: Store, suite: str, case: CaseRecord, score_files: ScoreFiles
-) -> list[dict[int, RepeatScore]] | None:
+) -> list[dict[int, _Graded]] | None:
     """Each scorer's repeats of one case, in the case's scorer order; None if any is unscored.
 
     A score file is named for its sample set and scorer; it must also hold the very scorer the
@@ -142,9 +151,7 @@ def _read_scores(
                 saved["impl_hash"],
             )
             repeats = {
-                r["repeat"]: RepeatScore.model_construct(
-                    **{**r, "status": RepeatStatus(r["status"])}
-                )
+                r["repeat"]: _Graded(_STATUS[r["status"]], r.get("detail", ""))
                 for r in data["repeats"]
             }
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -157,7 +164,7 @@ def _read_scores(
 
 
 def _repeat_status(
-    case: CaseRecord, scores: list[dict[int, RepeatScore]] | None, repeat: int
+    case: CaseRecord, scores: list[dict[int, _Graded]] | None, repeat: int
 ) -> tuple[str, str]:
     if scores is None or any(repeat not in s for s in scores):
         return "invalid", "unscored"

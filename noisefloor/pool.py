@@ -34,7 +34,7 @@ def parse_age(text: str) -> float:
 
 def held_repeats(store: Store, case: CaseRecord) -> int:
     """How many repeats the case's sample directory holds without a gap from r0."""
-    directory = store.abs(case.sample_dir)
+    directory = store.abs_str(case.sample_dir)
     try:
         names = set(os.listdir(directory))
     except FileNotFoundError:
@@ -55,7 +55,7 @@ def _started(path: str) -> datetime | None:
 
 def _fresh_from(store: Store, case: CaseRecord, start: int, end: int, cutoff: datetime) -> int:
     """The first repeat of [start, end) from which every sample is younger than `cutoff`."""
-    prefix = os.path.join(store.abs(case.sample_dir), "r")
+    prefix = os.path.join(store.abs_str(case.sample_dir), "r")
     first = end
     for repeat in range(end - 1, start - 1, -1):
         when = _started(f"{prefix}{repeat}.json")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,6 +16,7 @@ __all__ = [
     "CaseBand",
     "CaseRecord",
     "FailingExample",
+    "Graded",
     "ImportedFrom",
     "RepeatScore",
     "RepeatStatus",
@@ -164,7 +165,17 @@ class RepeatScore(_Record):
     reliable: bool = True
 
 
-def repeat_status(scores: Sequence[tuple[str, RepeatScore]]) -> tuple[str, str]:
+class Graded(Protocol):
+    """What `repeat_status` reads of a score: a `RepeatScore`, or a lighter copy of these two."""
+
+    @property
+    def status(self) -> RepeatStatus: ...
+
+    @property
+    def detail(self) -> str: ...
+
+
+def repeat_status(scores: Sequence[tuple[str, Graded]]) -> tuple[str, str]:
     """Pass, fail or invalid for one repeat across every scorer of its case, with the reason.
 
     `scores` holds each scorer's label and its score of the repeat, in the case's scorer order.

@@ -10,6 +10,7 @@ import asyncio
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,8 +46,15 @@ class Pending:
 
 #: Told of each sample once its file is written: the pending repeat, the file and the sample as
 #: stored (redacted). Called from the writer's thread, in arrival order; an error it raises stops
-#: the run as a failed write would.
+#: the run as a failed write would. One with a `flush()` method may hold what it is told until
+#: that is called: whenever the writer has waited `IDLE_S` for the next sample, at least every
+#: `FLUSH_S` while samples keep coming, and once at the end.
 OnWritten = Callable[[Pending, Path, dict[str, Any]], None]
+
+#: Seconds the writer waits for the next sample before it flushes `on_written`.
+IDLE_S = 0.02
+#: Seconds at most between two flushes of `on_written` while samples keep coming.
+FLUSH_S = 0.5
 
 
 def pending_samples(
@@ -103,13 +111,15 @@ class _SampleWriter:
     waits on the file system: creating a file took 0.5-1 ms here in the middle of a run, as
     long as a whole request's CPU time.
 
-    Each sample is reported to `on_written` as soon as its file is written, so a subscriber
-    (the ledger) has every sample a run killed halfway took.
+    Each sample is reported to `on_written` as soon as its file is written; one that batches
+    (the ledger's indexer) is flushed whenever the writer waits for the next sample, so a run
+    killed halfway has all but its last moments' samples indexed.
     """
 
     def __init__(self, store: Store, on_written: OnWritten | None) -> None:
         self._store = store
         self._on_written = on_written
+        self._flush: Callable[[], None] | None = getattr(on_written, "flush", None)
         self._queue: queue.SimpleQueue[tuple[Pending, dict[str, Any]] | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="noisefloor-writer", daemon=True)
@@ -129,7 +139,16 @@ class _SampleWriter:
             raise self._error
 
     def _drain(self) -> None:
-        while (queued := self._queue.get()) is not None:
+        held: float | None = None  # when `on_written` began to hold samples not yet flushed
+        while True:
+            try:
+                queued = self._queue.get(timeout=IDLE_S) if held is not None else self._queue.get()
+            except queue.Empty:
+                self._flushed()
+                held = None
+                continue
+            if queued is None:
+                break
             if self._error is not None:
                 continue
             item, data = queued
@@ -137,6 +156,20 @@ class _SampleWriter:
                 self._store.write_sample(item.path, data)
                 if self._on_written is not None:
                     self._on_written(item, item.path, data)
+                    if self._flush is not None and held is None:
+                        held = time.monotonic()
+            except BaseException as exc:  # handed to the loop's thread by put/close
+                self._error = exc
+            if held is not None and time.monotonic() - held >= FLUSH_S:
+                self._flushed()
+                held = None
+        self._flushed()
+
+    def _flushed(self) -> None:
+        """Flush `on_written` (an error stops the run as a failed write would)."""
+        if self._flush is not None and self._error is None:
+            try:
+                self._flush()
             except BaseException as exc:  # handed to the loop's thread by put/close
                 self._error = exc
 

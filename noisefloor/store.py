@@ -112,7 +112,7 @@ class Store(RootedFiles):
 
         Plain strings: comparisons stat every sample of both runs, thousands of them.
         """
-        prefix = os.path.join(self.abs(case.sample_dir), "r")
+        prefix = os.path.join(self.abs_str(case.sample_dir), "r")
         return [f"{prefix}{repeat}.json" for repeat in range(case.start, case.repeats)]
 
     def sample_paths(self, case: CaseRecord) -> list[Path]:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from noisefloor import __version__
-from noisefloor.engine import EngineStats, band_tasks, run_tasks
+from noisefloor.engine import EngineStats, band_tasks, run_current
 from noisefloor.errors import UsageError
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
@@ -90,7 +90,8 @@ def bands_of(
     store: Store, suite: str, cases: list[CaseRecord]
 ) -> tuple[dict[str, CaseBand], EngineStats]:
     side_tasks = band_tasks(store, suite, cases, {})
-    stats = run_tasks(store, side_tasks.tasks)
+    bands = list(side_tasks.bands.values())
+    stats = run_current(store, side_tasks.tasks, store.derived_dir("bands", suite), bands)
     return {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()}, stats
 
 

@@ -122,6 +122,9 @@ class HttpKind(TargetKind):
     name = "http"
     fields = HttpFields
     choice = "`http`"
+    #: An endpoint serves several requests at once; a run records its jobs, and latency
+    #: above one call at once is marked not comparable, as with any `--jobs`.
+    default_jobs = 8
 
     def selected(self, spec: BaseModel) -> bool:
         """A `target` with `http`."""

@@ -78,6 +78,9 @@ class TargetKind:
     #: Whether its version moves with a fingerprint of code files, whose changes a comparison
     #: can then name (`version_change`).
     fingerprints_code: bool = False
+    #: Target calls at once when neither `--jobs` nor NOISEFLOOR_JOBS says: one, so that
+    #: latencies are measured alone.
+    default_jobs: int = 1
 
     def selected(self, spec: BaseModel) -> bool:
         """Whether a validated `target` of a suite is of this kind."""

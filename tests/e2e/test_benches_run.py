@@ -27,6 +27,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
+        ("startup.py", ["--rounds", "1"], "noisefloor --help"),
     ],
 )
 def test_a_bench_runs_on_a_tiny_input(script: str, args: list[str], expected: str) -> None:

@@ -126,3 +126,48 @@ def test_ab_says_in_its_help_what_it_does():
     assert description.count("\n") == 1, description
     assert "temporary git worktree" in description and "interleaved" in description
     assert "--baseline-ref REF" in parsers["noisefloor ab"].format_usage()
+
+
+#: Modules that `--version` and `--help` must not import: the commands and everything they pull
+#: in (settings' dataclasses, pydantic, the store), which start-up pays for when they do.
+_NOT_AT_START_UP = ("noisefloor.commands", "noisefloor.settings", "pydantic", "yaml", "dataclasses")
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_and_help_import_only_the_parser(flag):
+    """`noisefloor --version` and `--help` in a fresh process load no command and no model."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\nfrom noisefloor.cli import main\n"
+        f"try:\n    main([{flag!r}])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stderr.split())
+    assert "noisefloor.cli" in loaded
+    assert sorted(loaded.intersection(_NOT_AT_START_UP)) == []
+    assert proc.stdout.startswith("noisefloor 0.1.0" if flag == "--version" else "usage:")
+
+
+@pytest.mark.parametrize(
+    ("argv", "path"),
+    [
+        (["check", "--help"], "noisefloor check"),
+        (["--root", "x", "diff", "--help"], "noisefloor diff"),
+        (["--ro", "diff", "check", "--help"], "noisefloor check"),
+        (["--root=diff", "plan", "--help"], "noisefloor plan"),
+        (["baseline", "deepen", "--help"], "noisefloor baseline deepen"),
+    ],
+)
+def test_a_commands_help_is_the_whole_parsers(capsys, argv, path):
+    """Parsing builds only the command given; its help is the same as the whole parser's."""
+    from noisefloor.cli import main
+
+    whole = dict(_walk(build_parser()))[path].format_help()
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert capsys.readouterr().out == whole
+    assert "--min-effect" in whole or "--repeats" in whole

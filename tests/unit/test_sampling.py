@@ -224,3 +224,43 @@ def test_interleaving_takes_only_what_each_arm_misses(tmp_path: Path) -> None:
     ]
     assert take_interleaved(store, arms, jobs=2) == [1, 4]
     assert pending_samples(store, grown) == []
+
+
+def test_an_on_written_that_batches_is_flushed_in_batches_and_at_the_end(tmp_path: Path) -> None:
+    """Samples coming faster than the writer's idle wait are flushed together, not one by one;
+    every sample is flushed by the time sampling returns."""
+    store = Store(tmp_path)
+    pending = pending_samples(store, _cases(store, 10, 5))
+    batches: list[int] = []
+
+    class Batching:
+        def __init__(self) -> None:
+            self.held = 0
+
+        def __call__(self, item: Any, path: Path, sample: dict[str, Any]) -> None:
+            self.held += 1
+
+        def flush(self) -> None:
+            if self.held:
+                batches.append(self.held)
+            self.held = 0
+
+    take_samples(store, FunctionTarget(_answer), pending, on_written=Batching())
+    assert sum(batches) == 50
+    assert len(batches) < 25, batches
+
+
+def test_a_sample_indexer_has_indexed_every_sample_once_closed(tmp_path: Path) -> None:
+    from noisefloor.indexing import SampleIndexer
+    from noisefloor.ledger import Ledger, ledger_path
+
+    store = Store(tmp_path)
+    pending = pending_samples(store, _cases(store, 4, 2))
+    indexer = SampleIndexer(store)
+    try:
+        take_samples(store, FunctionTarget(_answer), pending, on_written=indexer)
+    finally:
+        indexer.close()
+    with Ledger(ledger_path(tmp_path)) as ledger:
+        count = ledger._db().execute("SELECT count(*) FROM samples").fetchone()[0]
+    assert count == 8
