@@ -80,7 +80,7 @@ def test_the_page_that_holds_the_answer_ranks_first(
 
 
 def test_stemming_matches_other_forms_of_a_word(retriever: Any) -> None:
-    """"blinked" finds "blinks" and "blinking", "lifting" finds "lifted" and "lifts"."""
+    """Stems meet: `blinked` finds `blinks` and `blinking`, `lifting` finds `lifted`."""
     assert retriever.search("blinked", 1)[0].doc_id == "status-light"
     assert retriever.search("lifting the mower", 1)[0].doc_id == "safety"
 
