@@ -68,11 +68,13 @@ def store_of(args: argparse.Namespace, read_only: bool = False) -> Any:
 
 
 def run_options(args: argparse.Namespace) -> Any:
+    from noisefloor.executors import executor_of
     from noisefloor.operations.run import RunOptions
 
     opts = RunOptions(
         repeats=args.repeats,
         jobs=args.jobs,
+        executor=executor_of(args.executor),
         fresh=args.fresh,
         label=args.label,
         replace=args.replace,

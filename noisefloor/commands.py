@@ -131,12 +131,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
+    from noisefloor.executors import executor_of
     from noisefloor.operations.ab import ab_suite
     from noisefloor.operations.run import RunOptions
     from noisefloor.suite import load_suite
 
     suite = load_suite(args.suite)
-    opts = RunOptions(repeats=args.repeats, jobs=args.jobs, fresh=args.fresh)
+    opts = RunOptions(
+        repeats=args.repeats,
+        jobs=args.jobs,
+        fresh=args.fresh,
+        executor=executor_of(args.executor),
+    )
     progress = watched(opts)
     try:
         report = ab_suite(
