@@ -96,6 +96,17 @@ def add_alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
+def add_executor_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor",
+        default=os.environ.get("NOISEFLOOR_EXECUTOR"),
+        metavar="WHERE",
+        help="where the target runs: local (default), or dask://HOST:PORT, a Dask scheduler "
+        "whose workers take the samples (as many at once as they have threads; --jobs does not "
+        "apply) while this process writes them (env NOISEFLOOR_EXECUTOR)",
+    )
+
+
 def add_sampling_options(parser: argparse.ArgumentParser) -> None:
     """--jobs, --executor and --fresh."""
     parser.add_argument(
@@ -105,14 +116,7 @@ def add_sampling_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="target calls at once (env NOISEFLOOR_JOBS; default 1; latency is unreliable above 1)",
     )
-    parser.add_argument(
-        "--executor",
-        default=os.environ.get("NOISEFLOOR_EXECUTOR"),
-        metavar="WHERE",
-        help="where the target runs: local (default), or dask://HOST:PORT, a Dask scheduler "
-        "whose workers take the samples (as many at once as they have threads; --jobs does not "
-        "apply) while this process writes them (env NOISEFLOOR_EXECUTOR)",
-    )
+    add_executor_option(parser)
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )

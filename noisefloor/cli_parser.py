@@ -12,6 +12,7 @@ from typing import NoReturn
 from noisefloor import __version__
 from noisefloor.cli_options import (
     add_alpha_option,
+    add_executor_option,
     add_format_options,
     add_global_options,
     add_repeats_option,
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="target calls at once (env NOISEFLOOR_JOBS; default 1)",
     )
+    add_executor_option(q)
     p = command("runs", "the stored runs, newest first: ids, labels, target versions, baselines")
     p.add_argument("suite", nargs="?", help="only runs of this suite (its name or its file)")
     p.add_argument(

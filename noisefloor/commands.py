@@ -234,6 +234,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def _deepen(store: Any, args: argparse.Namespace) -> int:
+    from noisefloor.executors import executor_of
     from noisefloor.operations.deepen import deepen_baseline
     from noisefloor.settings import BASELINE_REPEATS
     from noisefloor.suite import load_suite
@@ -241,7 +242,9 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     own = suite.defaults.baseline_repeats
     repeats = args.repeats or own or BASELINE_REPEATS
-    done = deepen_baseline(store, suite, repeats, jobs=args.jobs)
+    done = deepen_baseline(
+        store, suite, repeats, jobs=args.jobs, executor=executor_of(args.executor)
+    )
     depths = sorted({c.repeats for c in done.run.cases})
     before = sorted(set(done.before.values()))
     print(

@@ -57,6 +57,21 @@ def _lost(executor: str, written: int, total: int) -> ExecutorError:
     )
 
 
+def _raise_error_of(future: Any, item: Pending) -> None:
+    """Raise a failed task's error: the one a worker raised, or the cluster's giving up."""
+    from distributed import KilledWorker
+
+    try:
+        future.result()
+    except KilledWorker as exc:
+        raise ExecutorError(
+            f"the cluster gave up on case {item.case.case_id!r} repeat {item.repeat}: "
+            f"the workers running it died ({exc})",
+            hint="see the workers' logs (memory limits, a target that kills its parent); every "
+            "sample written is kept, and the next run takes only the missing ones",
+        ) from None
+
+
 def take_on_dask(
     executor: str,
     store: Store,
@@ -122,7 +137,7 @@ def take_on_dask(
             if future.status == "cancelled":
                 raise _lost(executor, len(written), len(order))
             if future.status == "error":
-                future.result()  # raises the worker's error
+                _raise_error_of(future, item)
             # once fetched, the cluster forgets it: a worker that dies later holds nothing of
             # this run that it would have to take again
             futures.pop(future.key).release()

@@ -10,6 +10,7 @@ import asyncio
 import os
 import socket
 import threading
+from collections import OrderedDict
 from typing import Any
 
 from noisefloor.errors import NoisefloorError
@@ -19,20 +20,25 @@ from noisefloor.targets.source import TargetSource
 __all__ = ["sample_on_worker"]
 
 _lock = threading.Lock()
+_loop_lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
-#: The targets of the current run, by (run, suite file, version); a refusal is kept as its text.
-_built: dict[tuple[str, str, str], Target | str] = {}
+#: The targets of recent runs, by (run, suite file, version), the newest last; a refusal is kept
+#: as its text. Several clients may share a cluster, so a target is released only once this
+#: many newer ones were built.
+_built: OrderedDict[tuple[str, str, str], Target | str] = OrderedDict()
+KEPT = 16
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:
     """The worker's own event loop, in a thread of its own: a target's connection pool lives
     on one loop, and Dask runs each task on a thread of its pool."""
     global _loop
-    if _loop is None:
-        _loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=_loop.run_forever, name="noisefloor-loop", daemon=True)
-        thread.start()
-    return _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            run = threading.Thread(target=_loop.run_forever, name="noisefloor-loop", daemon=True)
+            run.start()
+        return _loop
 
 
 def _where() -> str:
@@ -49,16 +55,15 @@ def _target(source: TargetSource, run: str) -> Target | str:
     key = (run, source.suite_path, source.key)
     with _lock:
         if key not in _built:
-            loop = _event_loop()
-            for old, target in list(_built.items()):
-                if old[0] != run:  # an earlier run's: release its connections
-                    del _built[old]
-                    if not isinstance(target, str):
-                        asyncio.run_coroutine_threadsafe(target.aclose(), loop).result()
             try:
                 _built[key] = source.build(_where()).target
             except NoisefloorError as exc:
                 _built[key] = exc.format_message()
+            while len(_built) > KEPT:
+                _, old = _built.popitem(last=False)
+                if not isinstance(old, str):  # release its connections
+                    asyncio.run_coroutine_threadsafe(old.aclose(), _event_loop()).result()
+        _built.move_to_end(key)
         return _built[key]
 
 

@@ -23,12 +23,14 @@ from typing import Any
 import pytest
 from distributed import Client
 
-from noisefloor.errors import TargetConfigError
+from noisefloor.errors import TargetConfigError, UsageError
+from noisefloor.executors import dask_client
 from noisefloor.operations.run import case_records
 from noisefloor.sampling import pending_samples, take_samples
 from noisefloor.store import Store
 from noisefloor.suite import load_suite
 from noisefloor.targets.factory import build_target
+from noisefloor.targets.function import FunctionTarget
 from tests.conftest import answer_case, fake_suite
 
 #: Fields of a sample that record when and how fast, not what: they differ between any two runs.
@@ -303,3 +305,26 @@ def test_an_executor_that_is_no_executor_is_refused(cli: Any, project: Path) -> 
     assert result.code == 3
     assert "--executor 'spark://somewhere' names no executor" in result.err
     assert "dask://HOST:PORT" in result.err
+
+
+def test_a_scheduler_that_cannot_be_reached_is_exit_3_with_a_hint(
+    cli: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dask_client, "CONNECT_TIMEOUT_S", 1)
+    suite = fake_suite(project, [answer_case("c0")], repeats=2)
+    executor = f"dask://127.0.0.1:{_free_port()}"
+    result = cli("run", suite, "--executor", executor)
+    assert result.code == 3
+    assert f"cannot reach the Dask scheduler at {executor}" in result.err
+    assert "hint: start one (`dask scheduler`)" in result.err
+
+
+def test_an_in_process_target_is_refused_before_reaching_a_cluster(
+    project: Path, _isolated_root: Path
+) -> None:
+    suite = load_suite(fake_suite(project, [answer_case("c0")], repeats=1))
+    store = Store(_isolated_root)
+    pending = pending_samples(store, case_records(store, suite, build_target(suite), 0))
+    target = FunctionTarget(lambda case, repeat: "Paris")
+    with pytest.raises(UsageError, match="takes samples of command and http targets only"):
+        take_samples(store, target, pending, executor=f"dask://127.0.0.1:{_free_port()}")
