@@ -32,6 +32,7 @@ from noisefloor.suite import load_suite
 from noisefloor.targets.factory import build_target
 from noisefloor.targets.function import FunctionTarget
 from tests.conftest import answer_case, fake_suite
+from tests.git_repo import commit_all, isolate_git
 
 #: Fields of a sample that record when and how fast, not what: they differ between any two runs.
 TIMING = ("wall_s", "cpu_s", "started_at", "concurrency")
@@ -146,6 +147,39 @@ def test_a_check_through_the_cluster_matches_a_local_one(
     assert set(local[2].values()) == {"regressed"}
     assert len(local[3]) == 2 * 3 * 6
     assert dask == local
+
+
+def test_ab_takes_both_arms_through_the_cluster(
+    cli: Any,
+    project: Path,
+    tmp_path: Path,
+    cluster: Cluster,
+    monkeypatch: pytest.MonkeyPatch,
+    _isolated_root: Path,
+) -> None:
+    isolate_git(monkeypatch, tmp_path)
+    suite = fake_suite(project, [answer_case(f"c{n}") for n in range(2)])
+    commit_all(project)
+    program = project / "fake_target.py"
+    text = program.read_text(encoding="utf-8")
+    program.write_text(text.replace('_env("answer", "Paris")', '_env("answer", "Rome")'))
+    result = cli(
+        "ab",
+        suite,
+        "--baseline-ref",
+        "HEAD",
+        "--repeats",
+        "6",
+        "--format",
+        "json",
+        "--executor",
+        cluster.executor,
+    )
+    assert result.code == 1, result.err
+    report = result.json()
+    assert {c["verdict"] for c in report["cases"]} == {"regressed"}
+    answers = Counter(s["parsed"]["answer"] for s in _sample_files(_isolated_root).values())
+    assert answers == {"Paris": 12, "Rome": 12}
 
 
 def test_a_worker_killed_halfway_loses_no_sample_and_takes_none_twice(
