@@ -110,28 +110,27 @@ def take_on_dask(
     )
     jobs: dict[str, tuple[int, Pending]] = {}
     futures: dict[str, Any] = {}
-    for rank, (index, item) in enumerate(order):
-        future = client.submit(
-            sample_on_worker,
-            arms[index].source,
-            run,
-            item.case.case_id,
-            item.input,
-            item.repeat,
-            concurrency,
-            key=f"noisefloor-{run}-{rank}",
-            priority=len(order) - rank,
-            pure=False,
-        )
-        jobs[future.key] = (index, item)
-        futures[future.key] = future
     calls = [0] * len(arms)
     written: set[Path] = set()
     writer = SampleWriter(store, on_written)
-    arrivals = as_completed(
-        list(futures.values()), loop=client.loop, with_results=True, raise_errors=False
-    )
+    arrivals = as_completed(loop=client.loop, with_results=True, raise_errors=False)
     try:
+        for rank, (index, item) in enumerate(order):
+            future = client.submit(
+                sample_on_worker,
+                arms[index].source,
+                run,
+                item.case.case_id,
+                item.input,
+                item.repeat,
+                concurrency,
+                key=f"noisefloor-{run}-{rank}",
+                priority=len(order) - rank,
+                pure=False,
+            )
+            jobs[future.key] = (index, item)
+            futures[future.key] = future
+            arrivals.add(future)
         for future, result in arrivals:
             index, item = jobs[future.key]
             if future.status == "cancelled":
