@@ -96,11 +96,13 @@ def jobs_of(args: argparse.Namespace, suite: Any) -> int:
 
 
 def run_options(args: argparse.Namespace, suite: Any) -> Any:
+    from noisefloor.executors import executor_of
     from noisefloor.operations.run import RunOptions
 
     opts = RunOptions(
         repeats=args.repeats,
         jobs=jobs_of(args, suite),
+        executor=executor_of(args.executor),
         fresh=args.fresh,
         label=args.label,
         replace=args.replace,

@@ -18,6 +18,7 @@ from noisefloor.errors import UsageError
 __all__ = [
     "Parser",
     "alpha_option",
+    "executor_option",
     "format_options",
     "global_options",
     "html_file",
@@ -104,6 +105,17 @@ def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
+def executor_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor",
+        default=os.environ.get("NOISEFLOOR_EXECUTOR"),
+        metavar="WHERE",
+        help="where the target runs: local (default), or dask://HOST:PORT, a Dask scheduler "
+        "whose workers take the samples (as many at once as they have threads; --jobs does not "
+        "apply) while this process writes them (env NOISEFLOOR_EXECUTOR)",
+    )
+
+
 def jobs(text: str) -> int:
     """A --jobs value: a whole number, or `auto` for one per core this process may use."""
     if text == "auto":
@@ -125,8 +137,9 @@ def jobs_option(parser: Any, default_help: str) -> None:
 
 
 def sampling_options(parser: argparse.ArgumentParser) -> None:
-    """--jobs and --fresh."""
+    """--jobs, --executor and --fresh."""
     jobs_option(parser, "default 8 for an endpoint, 1 for a command")
+    executor_option(parser)
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )

@@ -12,6 +12,7 @@ from noisefloor import __version__
 from noisefloor.cli_options import (
     Parser,
     alpha_option,
+    executor_option,
     format_options,
     global_options,
     html_file,
@@ -136,6 +137,7 @@ def _baseline(p: argparse.ArgumentParser) -> None:
         f"{BASELINE_REPEATS})",
     )
     jobs_option(q, "default 8 for an endpoint, 1 for a command")
+    executor_option(q)
 
 
 def _runs(p: argparse.ArgumentParser) -> None:

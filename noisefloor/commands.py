@@ -132,12 +132,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
+    from noisefloor.executors import executor_of
     from noisefloor.operations.ab import ab_suite
     from noisefloor.operations.run import RunOptions
     from noisefloor.suite import load_suite
 
     suite = load_suite(args.suite)
-    opts = RunOptions(repeats=args.repeats, jobs=jobs_of(args, suite), fresh=args.fresh)
+    opts = RunOptions(
+        repeats=args.repeats,
+        jobs=jobs_of(args, suite),
+        fresh=args.fresh,
+        executor=executor_of(args.executor),
+    )
     progress = watched(opts)
     try:
         report = ab_suite(
@@ -229,6 +235,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def _deepen(store: Any, args: argparse.Namespace) -> int:
+    from noisefloor.executors import executor_of
     from noisefloor.operations.deepen import deepen_baseline
     from noisefloor.settings import BASELINE_REPEATS
     from noisefloor.suite import load_suite
@@ -236,7 +243,9 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     own = suite.defaults.baseline_repeats
     repeats = args.repeats or own or BASELINE_REPEATS
-    done = deepen_baseline(store, suite, repeats, jobs=jobs_of(args, suite))
+    done = deepen_baseline(
+        store, suite, repeats, jobs=jobs_of(args, suite), executor=executor_of(args.executor)
+    )
     depths = sorted({c.repeats for c in done.run.cases})
     before = sorted(set(done.before.values()))
     print(

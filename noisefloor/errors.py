@@ -17,6 +17,7 @@ import enum
 
 __all__ = [
     "BaselineMissing",
+    "ExecutorError",
     "ExitCode",
     "NoisefloorError",
     "StoreError",
@@ -92,6 +93,10 @@ class BaselineMissing(NoisefloorError):
 
 class TargetChanged(NoisefloorError):
     """The baseline and candidate were produced by different target specs."""
+
+
+class ExecutorError(NoisefloorError):
+    """The cluster that takes the samples cannot be reached, or went away during a run."""
 
 
 class UsageError(NoisefloorError):

@@ -2,6 +2,7 @@
 two arms, interleaved) for exactly those.
 
 Each sample is written atomically the moment it arrives, so a killed run loses nothing it finished.
+The calls run here (an asyncio loop, the default) or on a cluster (`executors/`), which only calls.
 """
 
 from __future__ import annotations
@@ -15,18 +16,22 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
 from noisefloor.targets.base import CaseInput, RawSample, Target
 from noisefloor.targets.kinds import kind_named
 
+if TYPE_CHECKING:
+    from noisefloor.targets.source import TargetSource
+
 __all__ = [
     "ArmPending",
     "OnWritten",
     "Pending",
     "Redactor",
+    "SampleWriter",
     "pending_samples",
     "take_interleaved",
     "take_samples",
@@ -106,7 +111,7 @@ class Redactor:
         return obj
 
 
-class _SampleWriter:
+class SampleWriter:
     """Writes samples in arrival order from a thread of its own, so that the event loop never
     waits on the file system: creating a file took 0.5-1 ms here in the middle of a run, as
     long as a whole request's CPU time.
@@ -130,6 +135,13 @@ class _SampleWriter:
         if self._error is not None:
             raise self._error
         self._queue.put((item, data))
+
+    def add(self, arm: ArmPending, item: Pending, sample: RawSample) -> None:
+        """Queue one of `arm`'s samples, redacted as the arm says."""
+        data = arm.redactor.apply(sample.model_dump(mode="json"))
+        if arm.redactor:
+            kind_named(data["kind"]).after_redaction(data)
+        self.put(item, data)
 
     def close(self) -> None:
         """Write everything queued (an interrupted run keeps what it finished), then stop."""
@@ -182,6 +194,8 @@ class ArmPending:
     pending: Sequence[Pending]
     redactor: Redactor = field(default_factory=Redactor)
     """Applied to each of this arm's samples before it is written."""
+    source: TargetSource | None = None
+    """What a cluster's workers build the target from (a cluster executor needs it)."""
 
 
 async def _take(
@@ -200,7 +214,7 @@ async def _take(
     # Blocking targets run in threads: one per job, not the default handful of threads.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=jobs))
     calls = [0] * len(arms)
-    writer = _SampleWriter(store, on_written)
+    writer = SampleWriter(store, on_written)
 
     async def one(index: int, item: Pending) -> None:
         arm = arms[index]
@@ -211,10 +225,7 @@ async def _take(
                 CaseInput(case_id=item.case.case_id, input=item.input), item.repeat, jobs
             )
         calls[index] += sample.attempts
-        data = arm.redactor.apply(sample.model_dump(mode="json"))
-        if arm.redactor:
-            kind_named(data["kind"]).after_redaction(data)
-        writer.put(item, data)
+        writer.add(arm, item, sample)
         if on_sample is not None:
             on_sample(item, sample)
 
@@ -246,6 +257,7 @@ def take_interleaved(
     on_sample: Callable[[Pending, RawSample], None] | None = None,
     on_call: Callable[[Pending], None] | None = None,
     on_written: OnWritten | None = None,
+    executor: str | None = None,
 ) -> list[int]:
     """Call each arm's target for its pending repeats, interleaved, at most `jobs` at once.
 
@@ -253,11 +265,20 @@ def take_interleaved(
     then repeat 0 of case 1, and so on. At one job at a time the arms strictly alternate when
     they miss the same repeats.
 
+    `executor` is a Dask scheduler's address (`dask://HOST:PORT`) whose workers make the calls
+    instead, as many at once as they have threads; None calls from here.
+
     Returns:
         The calls made per arm, in the order of `arms`.
     """
     if not any(arm.pending for arm in arms):
         return [0] * len(arms)
+    if executor is not None:
+        from noisefloor.executors.dask_client import take_on_dask
+
+        return take_on_dask(
+            executor, store, arms, on_sample=on_sample, on_call=on_call, on_written=on_written
+        )
     started: list[asyncio.Task[Any]] = []
     try:
         return asyncio.run(
@@ -283,15 +304,23 @@ def take_samples(
     on_sample: Callable[[Pending, RawSample], None] | None = None,
     on_call: Callable[[Pending], None] | None = None,
     on_written: OnWritten | None = None,
+    executor: str | None = None,
+    source: TargetSource | None = None,
 ) -> int:
     """Call the target for every pending repeat, at most `jobs` at once; return the calls made.
 
     `on_call` hears of each call as it starts, `on_sample` of its sample as it returns (before
     redaction: progress reads its outcome and attempts); `on_written` of each sample once its
-    file is written.
+    file is written. `executor` and `source` are as `take_interleaved`'s and `ArmPending`'s.
     """
-    arm = ArmPending(target, pending, redactor or Redactor())
+    arm = ArmPending(target, pending, redactor or Redactor(), source)
     (calls,) = take_interleaved(
-        store, [arm], jobs=jobs, on_sample=on_sample, on_call=on_call, on_written=on_written
+        store,
+        [arm],
+        jobs=jobs,
+        on_sample=on_sample,
+        on_call=on_call,
+        on_written=on_written,
+        executor=executor,
     )
     return calls

@@ -78,6 +78,7 @@ def sample_arms(
     on_sample: Callable[[Pending, RawSample], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_call: Callable[[Pending], None] | None = None,
+    executor: str | None = None,
 ) -> int:
     """Bring each arm's cases to `upto[case_id]` repeats, taking only the samples they miss.
 
@@ -95,13 +96,19 @@ def sample_arms(
             for c in arm.cases
         ]
         pending = pending_samples(store, arm.cases, arm.inputs)
-        wanted.append(ArmPending(arm.built.target, pending, arm.redactor))
+        wanted.append(ArmPending(arm.built.target, pending, arm.redactor, arm.built.source))
     if on_start is not None:
         on_start(sum(len(w.pending) for w in wanted))
     indexer = SampleIndexer(store)
     try:
         calls = take_interleaved(
-            store, wanted, jobs=jobs, on_sample=on_sample, on_call=on_call, on_written=indexer
+            store,
+            wanted,
+            jobs=jobs,
+            on_sample=on_sample,
+            on_call=on_call,
+            on_written=indexer,
+            executor=executor,
         )
     finally:
         indexer.close()
@@ -203,6 +210,7 @@ class _ArmsSession:
             on_sample=opts.on_sample,
             on_start=opts.on_start,
             on_call=opts.on_call,
+            executor=opts.executor,
         )
 
     def base_record(self) -> RunRecord:
@@ -325,6 +333,7 @@ def ab_suite(
                     on_sample=opts.on_sample,
                     on_start=opts.on_start,
                     on_call=opts.on_call,
+                    executor=opts.executor,
                 )
                 runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
                 if not same:

@@ -31,9 +31,13 @@ class Deepened:
     """Cases of the baseline whose input the suite no longer has, or that the suite dropped."""
 
 
-def deepen_baseline(store: Store, suite: Suite, repeats: int, jobs: int = 1) -> Deepened:
+def deepen_baseline(
+    store: Store, suite: Suite, repeats: int, jobs: int = 1, executor: str | None = None
+) -> Deepened:
     """Top every case of the suite's baseline up to `repeats` repeats, and point the baseline at
-    a run that rests on them. The target as it is now must be the baseline's version."""
+    a run that rests on them. The target as it is now must be the baseline's version.
+
+    `executor` is as `RunOptions.executor`: a Dask scheduler whose workers take the samples."""
     pointer = store.baseline(suite.name)
     if pointer is None:
         raise BaselineMissing(
@@ -63,7 +67,7 @@ def deepen_baseline(store: Store, suite: Suite, repeats: int, jobs: int = 1) -> 
         before[case.case_id] = held
         deeper = max(repeats, held, case.repeats)
         cases.append(case.model_copy(update={"repeats": deeper, "first_repeat": held, "start": 0}))
-    opts = RunOptions(jobs=jobs, set_baseline=True)
+    opts = RunOptions(jobs=jobs, set_baseline=True, executor=executor)
     with run_session(store, suite, opts, built, epoch=base.epoch) as session:
         session.take([c for c in cases if c.case_id not in skipped])
         session.pooled = [base.run_id]

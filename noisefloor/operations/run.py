@@ -45,6 +45,8 @@ class RunOptions:
     label: str | None = None
     replace: bool = False
     set_baseline: bool = False
+    executor: str | None = None
+    """A Dask scheduler (`dask://HOST:PORT`) whose workers take the samples; None: here."""
     on_sample: Callable[[Pending, RawSample], None] | None = None
     on_call: Callable[[Pending], None] | None = None
     on_start: Callable[[int], None] | None = None
@@ -196,6 +198,8 @@ class RunSession:
                 on_sample=self.opts.on_sample,
                 on_call=self.opts.on_call,
                 on_written=indexer,
+                executor=self.opts.executor,
+                source=self.built.source,
             )
         finally:
             indexer.close()

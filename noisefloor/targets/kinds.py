@@ -20,6 +20,7 @@ from noisefloor.records import RunRecord, TargetRecord
 if TYPE_CHECKING:
     from noisefloor.suite import Suite
     from noisefloor.targets.base import RawSample, Target
+    from noisefloor.targets.source import TargetSource
 
 __all__ = [
     "BuiltTarget",
@@ -51,6 +52,8 @@ class BuiltTarget:
     secrets: list[str]
     tracked: dict[str, str] | None = None
     """The tracked files behind the record's `git:` fingerprint entry, kept in the store."""
+    source: TargetSource | None = None
+    """What another process builds the same target from; None for a target built in-process."""
 
 
 def secret_values(env: dict[str, str]) -> list[str]:

@@ -28,6 +28,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
         ("startup.py", ["--rounds", "1"], "noisefloor --help"),
+        (
+            "cluster.py",
+            ["--cases", "3", "--repeats", "2", "--workers", "2", "--sleep", "0.05"],
+            "dask, 2 workers x 1 thread",
+        ),
     ],
 )
 def test_a_bench_runs_on_a_tiny_input(script: str, args: list[str], expected: str) -> None:
