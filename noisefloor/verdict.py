@@ -109,9 +109,10 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
         if values:
             mean = math.fsum(values) / len(values)
             # floats, not statistics.stdev: its exact fractions cost milliseconds per call
+            # equal values have no spread, whatever rounding the mean picked up
             var = (
                 math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
-                if len(values) > 1
+                if len(values) > 1 and min(values) != max(values)
                 else 0.0
             )
             out["mean"] = _round(mean)

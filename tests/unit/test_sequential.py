@@ -268,3 +268,12 @@ def test_the_chance_of_doubt_is_the_exact_sum_scipy_gives(n_b: int, screen: int,
         if k / screen < k_b / n_b
     )
     assert doubt_chance(n_b, screen, p) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("value", "n"), [(3.3333333, 5), (0.1, 3), (0.30000000000000004, 7)])
+def test_equal_values_have_no_spread_whatever_the_mean_rounds_to(value: float, n: int) -> None:
+    from noisefloor.verdict import side
+
+    shown = side(band(n, n, [value] * n).scorers[0])
+    assert shown["sd"] == 0.0
+    assert shown["mean"] == pytest.approx(value)
