@@ -166,6 +166,20 @@ def _run_record(
     )
 
 
+def _sample(store: Store, arms: list[Arm], upto: Mapping[str, int], opts: RunOptions) -> int:
+    """`sample_arms` with the run options' concurrency, hooks and executor."""
+    return sample_arms(
+        store,
+        arms,
+        upto,
+        opts.jobs,
+        on_sample=opts.on_sample,
+        on_start=opts.on_start,
+        on_call=opts.on_call,
+        executor=opts.executor,
+    )
+
+
 class _ArmsSession:
     """An A/B's arms as a sequential check samples them: each step brings the baseline arm's
     cases to as many repeats as the candidate's, interleaved (`operations.sequential_check`)."""
@@ -200,18 +214,7 @@ class _ArmsSession:
 
     def take(self, cases: list[CaseRecord]) -> int:
         self.taken += self.missing(cases)
-        upto = {c.case_id: c.repeats for c in cases}
-        opts = self.opts
-        return sample_arms(
-            self.store,
-            self.arms,
-            upto,
-            opts.jobs,
-            on_sample=opts.on_sample,
-            on_start=opts.on_start,
-            on_call=opts.on_call,
-            executor=opts.executor,
-        )
+        return _sample(self.store, self.arms, {c.case_id: c.repeats for c in cases}, self.opts)
 
     def base_record(self) -> RunRecord:
         """The baseline arm as it stands: what the deep baseline pools."""
@@ -324,17 +327,7 @@ def ab_suite(
                 runs = [session.base_run, cand]
                 report = finished_report(parts, settings, continue_on_scorer_error)
             else:
-                upto = {c.id: opts.repeats or c.repeats for c in suite.cases}
-                sample_arms(
-                    store,
-                    arms,
-                    upto,
-                    opts.jobs,
-                    on_sample=opts.on_sample,
-                    on_start=opts.on_start,
-                    on_call=opts.on_call,
-                    executor=opts.executor,
-                )
+                _sample(store, arms, {c.id: opts.repeats or c.repeats for c in suite.cases}, opts)
                 runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
                 if not same:
                     runs.append(_save_run(store, suite, arms[1], started, opts.jobs, None))
