@@ -10,6 +10,7 @@ from noisefloor.engine import (
     band_tasks,
     comparison_tasks,
     missing_samples,
+    read_rebuilt,
     run_comparison,
     scorer_gates,
 )
@@ -253,7 +254,12 @@ def comparison_parts(
     comparison = comparison_tasks(view, cand.suite, base_bands, cand_side.bands, settings, gates)
     tasks = base_side.tasks + cand_side.tasks + comparison.tasks
     stats = run_comparison(view, comparison, tasks)
-    data = view.read_model(comparison.report, ReportFile)
+    data, rebuilt = read_rebuilt(
+        view,
+        lambda: view.read_model(comparison.report, ReportFile),
+        lambda: run_comparison(view, comparison, tasks),
+    )
+    stats = stats.merged(rebuilt)
     warnings += _mark_changes(data.cases, base, cand)
     warnings += _baseline_gaps(data.cases, cand)
     return {

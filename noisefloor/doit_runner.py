@@ -67,14 +67,23 @@ def all_current(tasks: Sequence[Task]) -> EngineStats:
     return stats
 
 
-def run_tasks(store: Store, tasks: Sequence[Task]) -> EngineStats:
-    """Run task dicts through doit (sqlite3 backend under the store root); raise on failure."""
+#: How many times one run rebuilds derived files it found corrupt before it gives up.
+REBUILDS = 8
+
+
+def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> EngineStats:
+    """Run task dicts through doit (sqlite3 backend under the store root); raise on failure.
+
+    A task that read a corrupt derived file (a score, band, verdict or report) drops it and
+    the run starts again, so the task that makes it rebuilds it, at most `rebuilds` times.
+    """
     from doit.cmd_base import TaskLoader2
     from doit.doit_cmd import DoitMain
     from doit.task import dict_to_task
 
     stats = EngineStats()
     unique = list({t["name"]: t for t in tasks}.values())
+    dropped_before = len(store.dropped)
 
     class Reporter:
         def __init__(self, outstream: Any, options: Any) -> None:
@@ -138,6 +147,10 @@ def run_tasks(store: Store, tasks: Sequence[Task]) -> EngineStats:
     store.ensure()
     with _quiet_process():
         code = DoitMain(Loader(), config_filenames=()).run(["run", "--continue"])
+    if len(store.dropped) > dropped_before and rebuilds > 0:
+        # a task read a corrupt derived file and deleted it: run again, so the task that
+        # makes it rebuilds it (the failures were only its consequences)
+        return run_tasks(store, tasks, rebuilds - 1)
     if stats.failures or code not in (0, None):
         shown = "; ".join(stats.failures[:5]) or f"doit exited with {code}"
         more = f" (and {len(stats.failures) - 5} more)" if len(stats.failures) > 5 else ""

@@ -11,10 +11,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from noisefloor.banding import band_case, score_case, scorer_config
-from noisefloor.doit_runner import EngineStats, Task, all_current, run_tasks
+from noisefloor.doit_runner import REBUILDS, EngineStats, Task, all_current, run_tasks
+from noisefloor.errors import CorruptFile
 from noisefloor.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFile, ScorerUse
 from noisefloor.settings import RuleSettings, ScorerGate
 from noisefloor.store import Store, has_sample, short_hash
@@ -27,12 +28,15 @@ __all__ = [
     "compared_score_file",
     "comparison_tasks",
     "missing_samples",
+    "read_rebuilt",
     "run_comparison",
     "run_current",
     "run_tasks",
     "scorer_gates",
     "sset_id",
 ]
+
+_T = TypeVar("_T")
 
 #: Verdict files per report shard: doit's fan-in check is quadratic in file_dep.
 SHARD_SIZE = 256
@@ -73,7 +77,7 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
 
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
-    scores = [store.read_model(Path(p), ScoreFile) for p in score_paths]
+    scores = [store.read_derived(Path(p), ScoreFile) for p in score_paths]
     band = band_case(case.case_id, case.case_key, scores, store.sample_paths(case), case.start)
     store.write_bytes(Path(out), _dump(band))
     return True
@@ -91,27 +95,56 @@ def _verdict_action(
     from noisefloor.rules import get_rule
 
     rule = get_rule(settings.rule)
-    b = store.read_model(base, CaseBand) if base else None
-    c = store.read_model(cand, CaseBand) if cand else None
+    b = store.read_derived(base, CaseBand) if base else None
+    c = store.read_derived(cand, CaseBand) if cand else None
     case = rule.compare(case_id, b, c, settings)
     store.write_bytes(Path(out), _dump(VerdictFile(version=REPORT_VERSION, case=case).dump()))
     return True
 
 
 def _shard_action(store: Store, paths: list[str], out: str) -> bool:
-    store.write_bytes(Path(out), _dump([store.read_json(Path(p)) for p in paths]))
+    store.write_bytes(Path(out), _dump([_verdict_json(store, Path(p)) for p in paths]))
     return True
+
+
+def _shard_cases(store: Store, path: Path, model: Any) -> list[Any]:
+    """The cases of one report shard (`model`: the verdict file's); a shard of another shape
+    is corrupt, dropped so that its task writes it again."""
+    data = store.read_derived(path)
+    try:
+        if not isinstance(data, list):
+            raise ValueError("not a list")
+        return [model.model_validate(verdict).case for verdict in data]
+    except ValueError:  # pydantic's ValidationError is one
+        error = CorruptFile(f"corrupt or foreign report shard {path.name}", path)
+        store.drop_derived(error)
+        raise error from None
+
+
+def _verdict_json(store: Store, path: Path) -> Any:
+    """A verdict file's JSON, its frame checked (the report validates it whole): a file of
+    another shape is corrupt, dropped so that its task writes it again."""
+    from noisefloor.report.model import REPORT_VERSION
+
+    data = store.read_derived(path)
+    frame = data if isinstance(data, dict) else {}
+    case = frame.get("case")
+    if (
+        frame.get("version") != REPORT_VERSION
+        or not isinstance(case, dict)
+        or "case_id" not in case
+    ):
+        error = CorruptFile(f"corrupt or foreign verdict file {path.name}", path)
+        store.drop_derived(error)
+        raise error
+    return data
 
 
 def _report_action(store: Store, shards: list[str], settings: RuleSettings, out: str) -> bool:
     from noisefloor.report.model import REPORT_VERSION, ReportFile, ReportSettings, VerdictFile
     from noisefloor.rules import get_rule
 
-    cases = [
-        VerdictFile.model_validate(verdict).case
-        for shard in shards
-        for verdict in store.read_json(Path(shard))
-    ]
+    cases = [case for shard in shards for case in _shard_cases(store, Path(shard), VerdictFile)]
     decided, suite = get_rule(settings.rule).decide(cases, settings)
     report = ReportFile(
         version=REPORT_VERSION,
@@ -340,6 +373,23 @@ def comparison_tasks(
         }
     )
     return Comparison(report=report, tasks=tasks)
+
+
+def read_rebuilt(
+    store: Store, read: Callable[[], _T], rebuild: Callable[[], EngineStats]
+) -> tuple[_T, EngineStats]:
+    """`read()` files a step derived; one found corrupt is dropped and `rebuild()` makes it
+    again from its inputs (at most `REBUILDS` times). Returns what was read and the rebuilds'
+    work."""
+    stats = EngineStats()
+    for _ in range(REBUILDS):
+        try:
+            return read(), stats
+        except CorruptFile as exc:
+            if not store.drop_derived(exc):
+                raise
+            stats = stats.merged(rebuild())
+    return read(), stats
 
 
 def run_comparison(store: Store, comparison: Comparison, tasks: list[Task]) -> EngineStats:

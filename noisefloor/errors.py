@@ -14,9 +14,12 @@ A program's failure is data (a field of a sample); these exceptions are the harn
 from __future__ import annotations
 
 import enum
+from pathlib import Path
+from typing import Any
 
 __all__ = [
     "BaselineMissing",
+    "CorruptFile",
     "ExecutorError",
     "ExitCode",
     "NoisefloorError",
@@ -85,6 +88,15 @@ class TargetConfigError(NoisefloorError):
 
 class StoreError(NoisefloorError):
     """A store file that is corrupt, missing, or outside the store root."""
+
+
+class CorruptFile(StoreError):
+    """A store file that does not parse or validate; `path` names it, so a derived one can be
+    dropped and built again."""
+
+    def __init__(self, message: str, path: Path, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.path = path
 
 
 class BaselineMissing(NoisefloorError):

@@ -17,11 +17,11 @@ from typing import Any
 
 import orjson
 
-from noisefloor.errors import StoreError
+from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.names import SAFE_NAME
 from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
-from noisefloor.store_files import RootedFiles, dumps
+from noisefloor.store_files import M, RootedFiles, dumps
 
 __all__ = [
     "SAFE_NAME",
@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 _SAFE = re.compile(SAFE_NAME)
+
+#: The kinds of derived file: named by their inputs, rebuilt by their task when missing.
+DERIVED = ("scores", "bands", "verdicts", "reports")
 
 _GITIGNORE_HEAD = """\
 # Written by noisefloor and rewritten whenever a baseline moves: what is not ignored here is
@@ -87,6 +90,11 @@ class Store(RootedFiles):
     The path of a sample file is its cache key: target version, case input, epoch and repeat.
     """
 
+    def __init__(self, root: Path | str) -> None:
+        super().__init__(root)
+        self.dropped: list[Path] = []
+        """Corrupt derived files this store deleted, oldest first (`drop_derived`)."""
+
     read_only = False
 
     def sample_dir(
@@ -125,6 +133,30 @@ class Store(RootedFiles):
         for part in parts:
             _check_name(part, kind)
         return self.root.joinpath(kind, suite, *parts)
+
+    def drop_derived(self, error: CorruptFile) -> bool:
+        """Delete the corrupt file `error` names when it is derived (a score, band, verdict or
+        report file, rebuilt from its inputs on the next run of its task); False otherwise."""
+        try:
+            real = Path(os.path.realpath(error.path))
+            kind = real.relative_to(os.path.realpath(self.root)).parts[0]
+        except ValueError:
+            return False
+        if kind not in DERIVED:
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(error.path)
+        self.dropped.append(error.path)
+        return True
+
+    def read_derived(self, path: Path, model: type[M] | None = None) -> Any:
+        """Read a derived file (as `model`, else as JSON); a corrupt one is deleted before the
+        error is raised, so that its task makes it again on the next run."""
+        try:
+            return self.read_model(path, model) if model is not None else self.read_json(path)
+        except CorruptFile as exc:
+            self.drop_derived(exc)
+            raise
 
     def run_path(self, suite: str, run_id: str) -> Path:
         """The run record of one run."""

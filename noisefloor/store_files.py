@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from noisefloor.errors import StoreError
+from noisefloor.errors import CorruptFile, StoreError
 
 __all__ = ["RootedFiles", "dumps"]
 
@@ -136,8 +136,9 @@ class RootedFiles:
         except FileNotFoundError:
             raise StoreError(f"missing file {self._show(path)}") from None
         except orjson.JSONDecodeError as exc:
-            raise StoreError(
+            raise CorruptFile(
                 f"corrupt file {self._show(path)}: {exc}",
+                path,
                 hint="delete it; samples are re-taken and derived files rebuilt on the next run",
             ) from None
 
@@ -149,8 +150,10 @@ class RootedFiles:
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise StoreError(
-                f"corrupt or foreign record {self._show(path)}: {where}: {first['msg']}"
+            raise CorruptFile(
+                f"corrupt or foreign record {self._show(path)}: {where}: {first['msg']}",
+                path,
+                hint="delete it; samples are re-taken and derived files rebuilt on the next run",
             ) from None
 
     def _show(self, path: Path) -> str:

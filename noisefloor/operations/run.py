@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from noisefloor import __version__
-from noisefloor.engine import EngineStats, band_tasks, run_current
+from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
 from noisefloor.errors import UsageError
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
@@ -93,8 +93,18 @@ def bands_of(
 ) -> tuple[dict[str, CaseBand], EngineStats]:
     side_tasks = band_tasks(store, suite, cases, {})
     bands = list(side_tasks.bands.values())
-    stats = run_current(store, side_tasks.tasks, store.derived_dir("bands", suite), bands)
-    return {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()}, stats
+    directory = store.derived_dir("bands", suite)
+
+    def build() -> EngineStats:
+        return run_current(store, side_tasks.tasks, directory, bands)
+
+    stats = build()
+    read, rebuilt = read_rebuilt(
+        store,
+        lambda: {cid: store.read_model(p, CaseBand) for cid, p in side_tasks.bands.items()},
+        build,
+    )
+    return read, stats.merged(rebuilt)
 
 
 def case_records(
