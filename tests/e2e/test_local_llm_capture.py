@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 import yaml
 
 from noisefloor.cli import main
+from tests.capture_checks import committed_files, gitignore_problems, leaks
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "local-llm"
 CAPTURE = EXAMPLE / "capture"
@@ -64,18 +64,6 @@ VERDICTS = {
 }
 FORMATS = ["terminal", "json", "markdown", "junit"]
 
-#: Files the store derives from the committed ones; the capture's .gitignore names them.
-DERIVED = re.compile(
-    r"^(doit\.sqlite|dodo\.sqlite|ledger\.sqlite|scores/|bands/|verdicts/|reports/|locks/)"
-    r"|\.tmp$"
-)
-MACHINE_PATHS = ("/tmp/", "/root/", "/home/", "/Users/", "C:\\")
-SECRET_LIKE = re.compile(
-    r"sk-[A-Za-z0-9_-]{12,}|Bearer\s|\"authorization\"|api[_-]?key|ghp_[A-Za-z0-9]{20,}"
-    r"|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY",
-    re.IGNORECASE,
-)
-
 
 class Cli:
     """Runs `noisefloor --root STORE ARGS...` in-process, returning (code, stdout, stderr)."""
@@ -102,12 +90,6 @@ def replay_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def cli(replay_root: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
     return Cli(replay_root, capsys)
-
-
-def committed_files() -> list[Path]:
-    """The capture's files that are committed (derived files, if any are lying around, excluded)."""
-    files = [p for p in CAPTURE.rglob("*") if p.is_file()]
-    return [p for p in files if not DERIVED.search(p.relative_to(CAPTURE).as_posix())]
 
 
 def run_records() -> dict[str, Any]:
@@ -146,23 +128,12 @@ def test_the_capture_names_the_served_model_everywhere() -> None:
 
 
 def test_no_committed_file_holds_a_machine_path_or_a_secret() -> None:
-    files = committed_files()
-    assert len(files) > 80
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        rel = path.relative_to(CAPTURE)
-        for needle in MACHINE_PATHS:
-            assert needle not in text, f"{rel} holds {needle!r}"
-        match = SECRET_LIKE.search(text)
-        assert match is None, f"{rel} holds {match.group(0)!r}"
+    assert len(committed_files(CAPTURE)) > 80
+    assert leaks(CAPTURE) == []
 
 
 def test_the_capture_gitignore_keeps_both_runs() -> None:
-    ignore = (CAPTURE / ".gitignore").read_text().splitlines()
-    rules = [line for line in ignore if line and not line.startswith("#")]
-    assert "/scores/" in rules and "/ledger.sqlite*" in rules
-    for kept in ("runs", "samples", "labels", "baselines", "epochs"):
-        assert not [rule for rule in rules if kept in rule], kept
+    assert gitignore_problems(CAPTURE) == []
 
 
 # -- replaying it ---------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 import yaml
 
 from tests.browser import needs_chromium, open_page
+from tests.capture_checks import committed_files, gitignore_problems, leaks
 from tests.e2e.test_rag_example import _load_ask
 from tests.screenshot import rag_capture_png
 
@@ -55,17 +55,6 @@ VERDICTS: dict[str, tuple[int, dict[str, int], dict[str, str]]] = {
         dict.fromkeys((*MOVED, "battery-warranty"), "quarantine"),
     ),
 }
-
-DERIVED = re.compile(
-    r"^(doit\.sqlite|dodo\.sqlite|ledger\.sqlite|scores/|bands/|verdicts/|reports/|locks/)"
-    r"|\.tmp$"
-)
-MACHINE_PATHS = ("/tmp/", "/root/", "/home/", "/Users/", "/work/", "C:\\")
-SECRET_LIKE = re.compile(
-    r"sk-[A-Za-z0-9_-]{12,}|Bearer\s|\"authorization\"|api[_-]?key|ghp_[A-Za-z0-9]{20,}"
-    r"|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY",
-    re.IGNORECASE,
-)
 
 
 @pytest.fixture(scope="module")
@@ -130,24 +119,12 @@ def test_the_stored_citations_are_what_the_retrieval_gives_today() -> None:
 
 
 def test_no_committed_file_holds_a_machine_path_or_a_secret() -> None:
-    files = [p for p in CAPTURE.rglob("*") if p.is_file()]
-    files = [p for p in files if not DERIVED.search(p.relative_to(CAPTURE).as_posix())]
-    assert len(files) > 2 * len(CASES) * REPEATS
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        rel = path.relative_to(CAPTURE)
-        for needle in MACHINE_PATHS:
-            assert needle not in text, f"{rel} holds {needle!r}"
-        match = SECRET_LIKE.search(text)
-        assert match is None, f"{rel} holds {match.group(0)!r}"
+    assert len(committed_files(CAPTURE)) > 2 * len(CASES) * REPEATS
+    assert leaks(CAPTURE) == []
 
 
 def test_the_capture_gitignore_keeps_both_runs() -> None:
-    ignore = (CAPTURE / ".gitignore").read_text().splitlines()
-    rules = [line for line in ignore if line and not line.startswith("#")]
-    assert "/scores/" in rules and "/ledger.sqlite*" in rules
-    for kept in ("runs", "samples", "labels", "baselines", "epochs"):
-        assert not [rule for rule in rules if kept in rule], kept
+    assert gitignore_problems(CAPTURE) == []
 
 
 # -- replaying it ---------------------------------------------------------------------------
