@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import difflib
 
-from noisefloor.errors import BaselineMissing, StoreError, UsageError
+from noisefloor.errors import StoreError, UsageError
 from noisefloor.explain import Explanation, explain_case
-from noisefloor.operations.resolve import resolve_run
+from noisefloor.operations.resolve import baseline_of, resolve_run
 from noisefloor.records import RunRecord
 from noisefloor.store import ReadOnlyStore
 
@@ -26,22 +26,8 @@ def explain(
             f"run {cand.run_id} has no case {case_id!r}",
             hint=_near(case_id, [c.case_id for c in cand.cases], "its cases"),
         )
-    if baseline:
-        base = _named_run(store, baseline, cand.suite)
-    else:
-        pointer = store.baseline(cand.suite)
-        if pointer is None:
-            raise BaselineMissing(
-                f"no baseline for suite {cand.suite!r} to explain {case_id!r} against",
-                hint="pass --baseline RUN or set one with `noisefloor baseline set RUN`",
-            )
-        base = store.load_run(cand.suite, pointer.run_id)
-    if base.run_id == cand.run_id:
-        raise UsageError(
-            f"run {cand.run_id} is the baseline of {cand.suite!r} itself: nothing to explain",
-            hint="check or run the suite again, then explain; or name an earlier run with "
-            "--baseline RUN",
-        )
+    named = _named_run(store, baseline, cand.suite) if baseline else None
+    base = baseline_of(store, cand, named, f"explain {case_id!r}")
     return explain_case(store, base, cand, case_id)
 
 

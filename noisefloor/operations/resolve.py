@@ -14,6 +14,26 @@ from noisefloor.store import Store
 __all__ = ["compare_labels", "diff_runs", "resolve_run"]
 
 
+def baseline_of(store: Store, cand: RunRecord, named: RunRecord | None, verb: str) -> RunRecord:
+    """What `cand` is compared with: the `named` run, else its suite's baseline; never `cand`
+    itself, which leaves nothing to `verb`."""
+    base = named
+    if base is None:
+        pointer = store.baseline(cand.suite)
+        if pointer is None:
+            raise BaselineMissing(
+                f"no baseline for suite {cand.suite!r} to {verb} against",
+                hint="pass --baseline RUN or set one with `noisefloor baseline set RUN`",
+            )
+        base = store.load_run(cand.suite, pointer.run_id)
+    if base.run_id == cand.run_id:
+        raise UsageError(
+            f"run {cand.run_id} is the baseline of {cand.suite!r} itself: nothing to {verb}",
+            hint="run the suite again, or name an earlier run with --baseline RUN",
+        )
+    return base
+
+
 def resolve_run(store: Store, ref: str, suite: str | None = None) -> RunRecord:
     """A run id, a unique prefix of one, or a label."""
     labelled = store.find_label(ref, suite) if _is_name(ref) else None
@@ -37,21 +57,8 @@ def diff_runs(
     cand = resolve_run(store, candidate) if candidate else store.latest_run()
     if cand is None:
         raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
-    if baseline:
-        base = resolve_run(store, baseline, cand.suite)
-    else:
-        pointer = store.baseline(cand.suite)
-        if pointer is None:
-            raise BaselineMissing(
-                f"no baseline for suite {cand.suite!r}",
-                hint="pass --baseline RUN or set one with `noisefloor baseline set RUN`",
-            )
-        base = store.load_run(cand.suite, pointer.run_id)
-    if base.run_id == cand.run_id:
-        raise UsageError(
-            f"the candidate {cand.run_id} is the baseline itself: nothing to compare",
-            hint="name another run, or run the suite again",
-        )
+    named = resolve_run(store, baseline, cand.suite) if baseline else None
+    base = baseline_of(store, cand, named, "compare")
     return compare_runs(
         store,
         base,
