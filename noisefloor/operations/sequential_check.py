@@ -97,7 +97,8 @@ def sequential_check(
     confirmed_ids = {c.case_id for c in fresh}
     windows = {c.case_id: c for c in fresh}
     final_cases = [windows.get(c.case_id, c) for c in screen_cases]
-    pool = pool_of()
+    if fresh:
+        pool = pool_of()  # an A/B's baseline arm took repeats beside the confirmations
     run = sampler.finish(final_cases)
     confirmed: dict[str, CaseReport] = {}
     confirm_summary = None
