@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from noisefloor.errors import NoisefloorError, StoreError
+from noisefloor.errors import StoreError
 from noisefloor.store import Store
 
 __all__ = ["EngineStats", "Task", "all_current", "run_tasks"]
@@ -102,11 +102,8 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
             stats.executed[_kind(task.name)] += 1
 
         def add_failure(self, task: Any, fail: Any) -> None:
-            exc = getattr(fail, "exception", None)
-            if isinstance(exc, NoisefloorError):
-                stats.failures.append(f"{task.name}: {exc.message}")
-            else:
-                stats.failures.append(f"{task.name}: {fail.get_msg().strip().splitlines()[-1]}")
+            # doit keeps a failure's formatted traceback, not the exception: quote its last line
+            stats.failures.append(f"{task.name}: {fail.get_msg().strip().splitlines()[-1]}")
 
         def skip_uptodate(self, task: Any) -> None:
             stats.up_to_date[_kind(task.name)] += 1
