@@ -24,6 +24,8 @@ class Tally:
     tracebacks: int = 0
     torn: int = 0
     notes: list[str] = field(default_factory=list)
+    #: figures a kind measures besides the counts (peak memory, times), printed under the table
+    figures: dict[str, str] = field(default_factory=dict)
 
     def fail(self, note: str) -> None:
         """Count one failed trial and keep the first few reasons, to show where it went wrong."""
