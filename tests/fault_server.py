@@ -53,6 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
         # a client hanging up mid-answer is what a client facing this server should do
         with contextlib.suppress(OSError):
             FAULTS[name](self)
+            self.wfile.flush()
         self.close_connection = True
 
     # -- writing -------------------------------------------------------------------------------
@@ -60,6 +61,8 @@ class _Handler(BaseHTTPRequestHandler):
     def head(self, code: int, kind: str, length: int | None, **headers: str) -> None:
         """Send a status line and headers; `length` None means a chunked body."""
         self.send_response(code)
+        # every connection serves one fault: a client must not send its next request on it
+        self.send_header("Connection", "close")
         self.send_header("Content-Type", kind)
         if length is None:
             self.send_header("Transfer-Encoding", "chunked")
@@ -98,8 +101,10 @@ def _invalid_json(h: _Handler) -> None:
 
 
 def _html(h: _Handler) -> None:
-    # the credential straddles the 2,000th character, where a quoted excerpt of the page ends
-    page = "<html><head><title>502 Bad Gateway</title></head><body>".ljust(1990, " ")
+    # the credential ends just past the 2,000th character, where a quoted excerpt of the page
+    # ends: an excerpt cut before the key is scrubbed keeps all of it but its last characters
+    page = "<html><head><title>502 Bad Gateway</title></head><body>"
+    page = page.ljust(2000 - len(h.secret) + 4, " ")
     h.body(200, f"{page}{h.secret}</body></html>".encode(), "text/html; charset=utf-8")
 
 
@@ -123,7 +128,8 @@ def _huge_chunked(h: _Handler) -> None:
 def _drip(h: _Handler) -> None:
     """One byte per `drip_s`, the status line included: no single read ever waits long."""
     data = json.dumps(_answer()).encode()
-    response = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)
+    head = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(data)
+    response = head + data
     for i in range(len(response)):
         h.wfile.write(response[i : i + 1])
         h.wfile.flush()

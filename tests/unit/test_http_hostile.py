@@ -45,7 +45,7 @@ def _sample(base_url: str, fault: str, **settings: Any) -> RawSample:
 
     sample = asyncio.run(go())
     assert KEY not in sample.model_dump_json()
-    assert KEY[:16] not in sample.model_dump_json(), "a piece of the key is still there"
+    assert KEY[: len(KEY) // 2] not in sample.model_dump_json(), "a piece of the key is there"
     return sample
 
 
