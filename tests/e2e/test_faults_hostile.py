@@ -3,7 +3,9 @@ check's memory, and an answer whose fields have the wrong types against the ledg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -43,7 +45,7 @@ def test_a_100_mb_answer_keeps_the_check_under_150_mb(tmp_path: Path) -> None:
 
 
 def test_an_answer_with_fields_of_the_wrong_types_reaches_the_ledger(
-    cli, tmp_path: Path, _isolated_root: Path
+    cli: Callable[..., Any], tmp_path: Path, _isolated_root: Path
 ) -> None:
     with FaultServer() as server:
         result = cli("check", _suite(tmp_path, server.base_url, "odd_types"))
