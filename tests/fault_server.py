@@ -125,6 +125,13 @@ def _huge_chunked(h: _Handler) -> None:
     h.wfile.write(b"0\r\n\r\n")
 
 
+def _declared_huge(h: _Handler) -> None:
+    """Headers declaring a huge body, then nothing until the client hangs up (10 s at most)."""
+    h.head(200, "application/json", HUGE_BYTES)
+    h.connection.settimeout(10)
+    h.connection.recv(1)
+
+
 def _drip(h: _Handler) -> None:
     """One byte per `drip_s`, the status line included: no single read ever waits long."""
     data = json.dumps(_answer()).encode()
@@ -199,6 +206,7 @@ FAULTS: dict[str, Callable[[_Handler], None]] = {
     "error_200": _error_200,
     "huge": _huge,
     "huge_chunked": _huge_chunked,
+    "declared_huge": _declared_huge,
     "drip": _drip,
     "reset": _reset,
     "redirect_302": _redirect(302),

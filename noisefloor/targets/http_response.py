@@ -62,8 +62,9 @@ async def read_body(response: httpcore.Response, limit: int) -> bytes:
     Raises:
         BodyTooLarge: The body (or the length its headers declare) is over `limit` bytes.
     """
-    declared = _header(response, b"content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+    declared = (_header(response, b"content-length") or "").strip()
+    # refused before a byte is read; ASCII only, as int() also reads other scripts' digits
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(limit)
     pieces: list[bytes] = []
     size = 0

@@ -55,6 +55,7 @@ EXPECTED: dict[str, tuple[str, str] | None] = {
     "error_200": ("infra", "HTTP 200 with an error object: upstream overloaded"),
     "huge": ("infra", "response body over 10000000 bytes"),
     "huge_chunked": ("infra", "response body over 10000000 bytes"),
+    "declared_huge": ("infra", "response body over 10000000 bytes"),
     "drip": ("infra", f"timeout (no answer within {TIMEOUT_S:g} s)"),
     "reset": ("infra", "Connection reset by peer"),
     "redirect_302": ("config", "redirect to another host refused (302 to http://localhost:"),

@@ -71,6 +71,15 @@ def test_a_huge_body_is_cut_at_the_cap_and_never_held_whole(
     assert peak < 8_000_000, f"{peak} bytes allocated for a body cut at 2 MB"
 
 
+def test_a_body_declared_over_the_cap_is_refused_before_a_byte_of_it_arrives(
+    server: FaultServer,
+) -> None:
+    started = time.perf_counter()
+    sample = _sample(server.base_url, "declared_huge", max_response_bytes=1000, timeout_s=5)
+    assert time.perf_counter() - started < 2
+    _infra(sample, "infra: response body over 1000 bytes after 1 attempt")
+
+
 def test_the_default_cap_is_ten_megabytes() -> None:
     spec = HttpSpec.model_validate({"base_url": "http://127.0.0.1:1/v1", "model": "m"})
     assert spec.max_response_bytes == 10_000_000
