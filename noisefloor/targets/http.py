@@ -30,7 +30,13 @@ from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
 from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
 from noisefloor.targets.http_kind import HttpSpec
-from noisefloor.targets.http_response import Attempt, AttemptKind, classify
+from noisefloor.targets.http_response import (
+    Attempt,
+    AttemptKind,
+    BodyTooLarge,
+    classify,
+    read_body,
+)
 from noisefloor.targets.http_retry import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
@@ -329,25 +335,35 @@ class HttpTarget(VersionedTarget):
         return slept
 
     async def _attempt(self, payload: bytes) -> Attempt:
-        """Send the request once and classify what came back."""
+        """Send the request once, read the answer within the body cap, and classify it."""
         shard = self._shard()
         shard.busy += 1
         started = time.perf_counter()
+        status: int | None = None
         try:
-            # the transport's timeouts bound each read; this bounds the whole attempt
+            # the transport's timeouts bound each read; this bounds the whole attempt, body
+            # included: a server sending a byte at a time never trips a per-read timeout
             async with asyncio.timeout(self.http.timeout_s):
-                response = await shard.pool.request(
+                async with shard.pool.stream(
                     "POST",
                     self.url,
                     headers=self._headers,
                     content=payload,
                     extensions=self._extensions,
-                )
+                ) as response:
+                    status = response.status
+                    # streamed: a body over the cap is never held, only its first bytes
+                    content = await read_body(response, self.http.max_response_bytes)
         except (TimeoutError, httpcore.TimeoutException):
             return Attempt(
                 AttemptKind.RETRY,
                 time.perf_counter() - started,
+                status=status,
                 problem=f"timeout (no answer within {self.http.timeout_s:g} s)",
+            )
+        except BodyTooLarge as exc:
+            return Attempt(
+                AttemptKind.RETRY, time.perf_counter() - started, status=status, problem=str(exc)
             )
         except _TRANSPORT_ERRORS as exc:
             detail = " ".join(str(exc).split())
@@ -356,11 +372,15 @@ class HttpTarget(VersionedTarget):
             return Attempt(
                 AttemptKind.RETRY,
                 time.perf_counter() - started,
+                status=status,
                 problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
             shard.busy -= 1
-        return classify(response, time.perf_counter() - started)
+        if self._api_key:
+            # before any excerpt is cut from the body: a cut through the key would keep a piece
+            content = content.replace(self._api_key.encode(), _REDACTED.encode())
+        return classify(response, content, time.perf_counter() - started, self.url)
 
     def _next_wait(self, attempt: Attempt, attempts: int) -> tuple[float | None, str]:
         """How long to wait before retrying, or None (and why, in words) when not retrying."""
@@ -394,6 +414,8 @@ class HttpTarget(VersionedTarget):
     ) -> RawSample:
         raw = attempt.raw
         served = raw.get("model") if isinstance(raw, dict) else None
+        if not isinstance(served, str):
+            served = None  # an endpoint's odd value stays in `raw`, not in the served model
         usage = raw.get("usage") if isinstance(raw, dict) else None
         envelope: dict[str, Any] = {
             "status": attempt.status,

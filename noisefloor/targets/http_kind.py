@@ -50,6 +50,9 @@ class HttpSpec(SpecFields):
     """Message template; default: one user message with `{{input}}`."""
     response_format: dict[str, Any] | None = None
     timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds one attempt may take, from connecting to the last byte of the answer."""
+    max_response_bytes: int = Field(default=10_000_000, gt=0)
+    """Bytes of an answer read at most; a longer one is an infrastructure error, never held."""
     extra_body: dict[str, Any] = {}
     """Further request fields, sent as they are."""
     max_retries: int = Field(default=5, ge=0)
@@ -153,7 +156,14 @@ class HttpKind(TargetKind):
             # comparable
             comparable["accept_finish"] = accept_finish
         generation = http.model_dump(
-            exclude={"api_key_env", "timeout_s", "max_retries", "retry_budget", "accept_finish"}
+            exclude={
+                "api_key_env",
+                "timeout_s",
+                "max_response_bytes",
+                "max_retries",
+                "retry_budget",
+                "accept_finish",
+            }
         )
         # in the version even by default: samples taken when a null finish failed are not reused
         generation["accept_finish"] = accept_finish

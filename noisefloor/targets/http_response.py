@@ -1,18 +1,20 @@
-"""What one HTTP attempt got back, classified: a completion, a reason to retry, or a
-configuration problem; and the completion's text read out of an OpenAI-compatible body."""
+"""What one HTTP attempt got back, read under a size cap and classified: a completion, a reason
+to retry, or a configuration problem; and the completion's text read out of an OpenAI-compatible
+body."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import httpcore
 import orjson
 
 from noisefloor.targets.http_retry import parse_retry_after
 
-__all__ = ["Attempt", "AttemptKind", "classify"]
+__all__ = ["Attempt", "AttemptKind", "BodyTooLarge", "classify", "read_body"]
 
 #: Characters of a response body kept when it is not JSON.
 EXCERPT_CHARS = 2000
@@ -45,6 +47,33 @@ class Attempt:
     text: str = ""
     finish_reason: Any = None
     tool_calls: Any = None
+
+
+class BodyTooLarge(Exception):
+    """A response body longer than the target reads."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"response body over {limit} bytes")
+
+
+async def read_body(response: httpcore.Response, limit: int) -> bytes:
+    """Read a streamed response's body, stopping as soon as it is over `limit` bytes.
+
+    Raises:
+        BodyTooLarge: The body (or the length its headers declare) is over `limit` bytes.
+    """
+    declared = (_header(response, b"content-length") or "").strip()
+    # refused before a byte is read; ASCII only, as int() also reads other scripts' digits
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(limit)
+    pieces: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_stream():
+        size += len(piece)
+        if size > limit:
+            raise BodyTooLarge(limit)
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 def _excerpt(content: bytes, limit: int = EXCERPT_CHARS) -> str:
@@ -91,17 +120,22 @@ def _header(response: httpcore.Response, name: bytes) -> str | None:
     return None
 
 
-def classify(response: httpcore.Response, latency: float) -> Attempt:
-    """Classify a response that arrived `latency` seconds after its request was sent."""
+def classify(response: httpcore.Response, content: bytes, latency: float, url: str) -> Attempt:
+    """Classify a response to a request for `url`, whose body is `content`, that arrived
+    `latency` seconds after the request was sent."""
     status = response.status
-    content = response.content
     try:
         parsed: Any = orjson.loads(content)
-        is_json = True
-    except orjson.JSONDecodeError:
-        parsed, is_json = _excerpt(content), False
+        invalid = ""
+    except orjson.JSONDecodeError as exc:
+        parsed, invalid = _excerpt(content), str(exc)
+    if 300 <= status < 400:
+        return _redirect(response, latency, url, parsed)
     if 200 <= status < 300:
-        return _classify_success(status, latency, parsed, is_json)
+        if invalid:
+            problem = _not_json(status, content, _header(response, b"content-type"), invalid)
+            return Attempt(AttemptKind.RETRY, latency, status=status, problem=problem, raw=parsed)
+        return _classify_success(status, latency, parsed)
     if status in RETRYABLE_STATUS or status >= 500:
         return Attempt(
             AttemptKind.RETRY,
@@ -120,26 +154,71 @@ def classify(response: httpcore.Response, latency: float) -> Attempt:
     )
 
 
-def _classify_success(status: int, latency: float, parsed: Any, is_json: bool) -> Attempt:
-    """A 2xx: a completion, or (when its body is unusable) an infrastructure error."""
-    if not is_json:
-        problem = f"HTTP {status} with a body that is not JSON"
+def _redirect(response: httpcore.Response, latency: float, url: str, parsed: Any) -> Attempt:
+    """A 3xx: never followed (the request carries the key), a configuration problem."""
+    status = response.status
+    location = _header(response, b"location")
+    if location is None:
+        problem = f"HTTP {status}, a redirect without a Location"
+    else:
+        elsewhere = urlsplit(urljoin(url, location)).netloc != urlsplit(url).netloc
+        what = "redirect to another host refused" if elsewhere else "redirect not followed"
+        problem = f"{what} ({status} to {location}): set base_url to where it points"
+    return Attempt(AttemptKind.CONFIG, latency, status=status, problem=problem, raw=parsed)
+
+
+def _not_json(status: int, content: bytes, content_type: str | None, invalid: str) -> str:
+    """Why a 2xx body is not JSON, in words: empty, another content type, or where it breaks."""
+    if not content.strip():
+        return f"HTTP {status} with an empty body"
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media and "json" not in media:
+        return f"HTTP {status} with a {media} body, not JSON"
+    return f"invalid JSON in response: {invalid}"
+
+
+def _completion_problem(parsed: Any) -> str | None:
+    """What keeps a parsed 2xx body from being a completion, in words; None when nothing."""
+    if not isinstance(parsed, dict):
+        return "whose body is not a JSON object"
+    if parsed.get("error") is not None:
+        return f"with an error object: {_short_error(parsed)}"
+    choices = parsed.get("choices")
+    if choices is None:
+        return "without choices"
+    if not isinstance(choices, list):
+        return "whose choices is not a list"
+    if not choices:
+        return "whose choices is empty"
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        return "whose choices[0] is not an object"
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        return "whose choices[0].message is not an object"
+    if _content_text(message.get("content")) is None:
+        return "whose choices[0].message.content is neither text nor a list of parts"
+    finish = choice.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        return "whose choices[0].finish_reason is not a string"
+    return None
+
+
+def _classify_success(status: int, latency: float, parsed: Any) -> Attempt:
+    """A 2xx with a JSON body: a completion, or (when its shape is wrong) an infrastructure
+    error; a proxy's error or a half-written body means the endpoint, not the model, failed."""
+    problem = _completion_problem(parsed)
+    if problem is not None:
+        problem = f"HTTP {status} {problem}"
         return Attempt(AttemptKind.RETRY, latency, status=status, problem=problem, raw=parsed)
-    choice: Any = None
-    if isinstance(parsed, dict) and isinstance(parsed.get("choices"), list) and parsed["choices"]:
-        choice = parsed["choices"][0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    text = _content_text(message.get("content")) if isinstance(message, dict) else None
-    if not isinstance(choice, dict) or not isinstance(message, dict) or text is None:
-        # a proxy's error page or a half-written body: the endpoint, not the model, failed
-        problem = f"HTTP {status} without a usable choices[0].message"
-        return Attempt(AttemptKind.RETRY, latency, status=status, problem=problem, raw=parsed)
+    choice = parsed["choices"][0]
+    message = choice["message"]
     return Attempt(
         AttemptKind.DONE,
         latency,
         status=status,
         raw=parsed,
-        text=text,
+        text=_content_text(message.get("content")) or "",
         finish_reason=choice.get("finish_reason"),
         tool_calls=message.get("tool_calls"),
     )

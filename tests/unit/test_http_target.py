@@ -354,7 +354,7 @@ def test_exhausted_retries_are_infra_never_a_model_failure(server: LlmServer) ->
 def test_malformed_body_is_retried_then_infra(server: LlmServer) -> None:
     sample = _one(_target(server.base_url, max_retries=2), "[malformed] hello")
     assert sample.outcome is Outcome.INFRA and sample.attempts == 3
-    assert sample.error == "infra: HTTP 200 with a body that is not JSON after 3 attempts"
+    assert sample.error == "infra: HTTP 200 with a text/html body, not JSON after 3 attempts"
     assert sample.envelope is not None
     assert sample.envelope["raw"] == "<html>upstream hiccup</html>"
     assert sample.envelope["retries"][0]["status"] == 200
