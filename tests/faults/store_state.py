@@ -81,14 +81,17 @@ def _samples(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in base.rglob("r*.json") if p.stat().st_size}
 
 
-def store_damage(root: Path) -> list[str]:
+def store_damage(root: Path, strays: bool = True) -> list[str]:
     """What a fault left broken under `root`: a JSON file that does not parse, a stray
-    temporary file, a baseline pointer that does not name a stored run ("pointer" in its text)."""
+    temporary file (unless not `strays`), a baseline pointer that does not name a stored run
+    ("pointer" in its text)."""
     damage: list[str] = []
     if not root.is_dir():
         return damage
     for path in sorted(root.rglob("*")):
         if path.name.endswith(".tmp"):
+            if not strays:
+                continue
             damage.append(f"stray temporary file {path.relative_to(root)}")
         elif path.suffix == ".json" and path.is_file():
             try:
