@@ -208,7 +208,7 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
         )
     said = [line.strip() for line in errors.getvalue().splitlines() if line.strip()]
     if store.write_error is not refused_before and store.write_error is not None:
-        # a task's write found no room (or was refused): that, not the task's failure, is news
+        # a task's write found no room: that, not the task's failure, is the news
         raise store.write_error
     if said and ("disk is full" in said[-1] or "disk I/O error" in said[-1]):
         # SQLite's own words when the doit database could not grow (a full disk, or the

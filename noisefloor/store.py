@@ -400,10 +400,12 @@ class Store(RootedFiles):
                         raise self._busy(suite, path, waited) from None
                     time.sleep(min(_LOCK_POLL_S, max(self.lock_timeout_s - waited, 0.001)))
             try:
-                holder = f"process {os.getpid()} ({' '.join(sys.argv[:4])}) since {utc_now()}"
-                fh.truncate(0)
-                fh.write(holder.encode())
-                fh.flush()
+                holder = f"process {os.getpid()} ({' '.join(sys.argv)[:200]}) since {utc_now()}"
+                # only what a waiting run shows: a disk too full to hold it stops nothing here
+                with contextlib.suppress(OSError):
+                    fh.truncate(0)
+                    fh.write(holder.encode())
+                    fh.flush()
                 yield
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
