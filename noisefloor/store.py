@@ -403,9 +403,8 @@ class Store(RootedFiles):
                 holder = f"process {os.getpid()} ({' '.join(sys.argv)[:200]}) since {utc_now()}"
                 # only what a waiting run shows: a disk too full to hold it stops nothing here
                 with contextlib.suppress(OSError):
-                    fh.truncate(0)
-                    fh.write(holder.encode())
-                    fh.flush()
+                    os.ftruncate(fh.fileno(), 0)
+                    os.write(fh.fileno(), holder.encode())
                 yield
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
