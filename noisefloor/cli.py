@@ -58,6 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # an internal error: one clear line, the traceback only with --debug
         if debug:
             raise
+        from noisefloor.store_files import FULL_ERRNOS, write_failure
+
+        if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:
+            # a write past the ones the store maps itself (a lock file, say): as clear
+            reason = (exc.strerror or str(exc)).lower()
+            error = write_failure(str(exc.filename or "the store"), reason)
+            print(f"error: {error.format_message()}", file=sys.stderr)
+            return int(ExitCode.HARNESS)
         print(
             f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
             file=sys.stderr,

@@ -72,7 +72,32 @@ def store_of(args: argparse.Namespace, read_only: bool = False) -> Any:
     from noisefloor.store import ReadOnlyStore, Store
 
     root = args.root or os.environ.get("NOISEFLOOR_ROOT") or ".noisefloor"
-    return ReadOnlyStore(root) if read_only else Store(root)
+    if read_only:
+        return ReadOnlyStore(root)
+    return Store(root, lock_timeout_of(args))
+
+
+def lock_timeout_of(args: argparse.Namespace) -> float:
+    """How long a run waits for the store: --lock-timeout, else NOISEFLOOR_LOCK_TIMEOUT, else
+    the store's default."""
+    from noisefloor.store import LOCK_TIMEOUT_S
+
+    flag = getattr(args, "lock_timeout", None)
+    if flag is not None:
+        return float(flag)
+    text = os.environ.get("NOISEFLOOR_LOCK_TIMEOUT")
+    if not text:
+        return LOCK_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise UsageError(
+            f"NOISEFLOOR_LOCK_TIMEOUT must be a number of seconds >= 0, got {text!r}",
+            hint="unset it for the default (600), or pass --lock-timeout SECONDS",
+        )
+    return value
 
 
 def jobs_of(args: argparse.Namespace, suite: Any) -> int:

@@ -24,6 +24,7 @@ __all__ = [
     "html_file",
     "jobs",
     "jobs_option",
+    "lock_timeout_option",
     "non_negative",
     "positive",
     "probability",
@@ -136,10 +137,22 @@ def jobs_option(parser: Any, default_help: str) -> None:
     )
 
 
+def lock_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """--lock-timeout SECONDS: how long a run waits for another run of its suite."""
+    parser.add_argument(
+        "--lock-timeout",
+        type=non_negative,
+        metavar="SECONDS",
+        help="how long to wait for another run of the same suite on this store before giving "
+        "up with 'store busy' (env NOISEFLOOR_LOCK_TIMEOUT; default 600)",
+    )
+
+
 def sampling_options(parser: argparse.ArgumentParser) -> None:
-    """--jobs, --executor and --fresh."""
+    """--jobs, --executor, --lock-timeout and --fresh."""
     jobs_option(parser, "default 8 for an endpoint, 1 for a command")
     executor_option(parser)
+    lock_timeout_option(parser)
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )

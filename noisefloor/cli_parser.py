@@ -17,6 +17,7 @@ from noisefloor.cli_options import (
     global_options,
     html_file,
     jobs_option,
+    lock_timeout_option,
     positive,
     probability,
     repeats_option,
@@ -138,6 +139,7 @@ def _baseline(p: argparse.ArgumentParser) -> None:
     )
     jobs_option(q, "default 8 for an endpoint, 1 for a command")
     executor_option(q)
+    lock_timeout_option(q)
 
 
 def _runs(p: argparse.ArgumentParser) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -13,10 +15,58 @@ from typing import Any
 
 from noisefloor.errors import StoreError
 from noisefloor.store import Store
+from noisefloor.store_files import write_failure
 
-__all__ = ["EngineStats", "Task", "all_current", "run_tasks"]
+__all__ = ["DOIT_BUSY_S", "EngineStats", "Task", "all_current", "run_tasks"]
 
 Task = dict[str, Any]
+
+#: How long a check waits for another process's write to the doit database (doit's own is
+#: 5 s, which concurrent checks of several suites on one store outlast).
+DOIT_BUSY_S = 600.0
+
+# The name doit's plugin loader finds the backend by (`module:attribute`).
+_BACKEND = "noisefloor-sqlite3"
+_BACKEND_CLASS = "PatientSqliteDB"
+
+
+def __getattr__(name: str) -> Any:
+    """The doit backend class, made on first use: doit is imported only when tasks run."""
+    if name == _BACKEND_CLASS:
+        return _patient_db()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _patient_db() -> type:
+    """doit's sqlite3 backend, its connection waiting `DOIT_BUSY_S` for a lock, not 5 s."""
+    from doit.dependency import DatabaseException, SqliteDB
+
+    class PatientSqliteDB(SqliteDB):  # type: ignore[misc]
+        # doit's own `_sqlite3`, but for the timeout, and an error that does not call a
+        # locked or full file corrupt
+        def _sqlite3(self, name: str) -> sqlite3.Connection:
+            decode = self.codec.decode
+            sqlite3.register_adapter(list, self.codec.encode)
+            sqlite3.register_adapter(dict, self.codec.encode)
+            sqlite3.register_converter("json", lambda data: decode(data.decode("utf-8")))
+            conn = sqlite3.connect(
+                name,
+                timeout=DOIT_BUSY_S,
+                detect_types=sqlite3.PARSE_DECLTYPES | sqlite3.PARSE_COLNAMES,
+                isolation_level="DEFERRED",
+            )
+            conn.row_factory = _dict_row
+            try:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS doit "
+                    "(task_id TEXT NOT NULL PRIMARY KEY, task_data json)"
+                )
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise DatabaseException(f"cannot use the doit database {name}: {exc}") from None
+            return conn
+
+    return PatientSqliteDB
 
 
 @dataclass
@@ -59,6 +109,10 @@ def _quiet_process() -> Iterator[None]:
             gc.enable()
 
 
+def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
+    return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
+
+
 def all_current(tasks: Sequence[Task]) -> EngineStats:
     """The stats of tasks found current without starting doit: every one up to date."""
     stats = EngineStats()
@@ -84,6 +138,7 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
     stats = EngineStats()
     unique = list({t["name"]: t for t in tasks}.values())
     dropped_before = len(store.dropped)
+    refused_before = store.write_error
 
     class Reporter:
         def __init__(self, outstream: Any, options: Any) -> None:
@@ -130,7 +185,7 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
         def load_doit_config(self) -> dict[str, Any]:
             return {
                 "dep_file": str(store.doit_db),
-                "backend": "sqlite3",
+                "backend": _BACKEND,
                 "verbosity": 0,
                 "reporter": Reporter,
                 "check_file_uptodate": "md5",
@@ -142,14 +197,32 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
     if not unique:
         return stats
     store.ensure()
+    plugins = {"BACKEND": {_BACKEND: f"{__name__}:{_BACKEND_CLASS}"}}
+    errors = io.StringIO()
     with _quiet_process():
-        code = DoitMain(Loader(), config_filenames=()).run(["run", "--continue"])
+        # doit prints the traceback of its own errors (its database, say) to stderr and exits
+        # 3: keep it, to raise it as one line
+        sys.stderr = errors
+        code = DoitMain(Loader(), config_filenames=(), extra_config=plugins).run(
+            ["run", "--continue"]
+        )
+    said = [line.strip() for line in errors.getvalue().splitlines() if line.strip()]
+    if store.write_error is not refused_before and store.write_error is not None:
+        # a task's write found no room: that, not the task's failure, is the news
+        raise store.write_error
+    if said and ("disk is full" in said[-1] or "disk I/O error" in said[-1]):
+        # SQLite's own words when the doit database could not grow (a full disk, or the
+        # file-size limit, which it reports as an I/O error)
+        reason = said[-1].split(": ", 1)[-1].lower()
+        raise write_failure(f"the doit database {store.doit_db}", reason)
     if len(store.dropped) > dropped_before and rebuilds > 0:
         # a task read a corrupt derived file and deleted it: run again, so the task that
         # makes it rebuilds it (the failures were only its consequences)
         return run_tasks(store, tasks, rebuilds - 1)
     if stats.failures or code not in (0, None):
-        shown = "; ".join(stats.failures[:5]) or f"doit exited with {code}"
+        # doit's own error is the last line of its traceback, after the exception's class
+        own = said[-1].split(": ", 1)[-1] if said else f"doit exited with {code}"
+        shown = "; ".join(stats.failures[:5]) or own
         more = f" (and {len(stats.failures) - 5} more)" if len(stats.failures) > 5 else ""
         raise StoreError(f"the pipeline failed: {shown}{more}")
     return stats

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from noisefloor.errors import StoreError
+from noisefloor.store_files import FULL_ERRNOS, write_failure
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -42,7 +43,9 @@ EXCLUSIVE_WAIT_S = 30.0
 # SQLite primary result codes (the low byte of an extended code).
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
+_SQLITE_IOERR = 10
 _SQLITE_CORRUPT = 11
+_SQLITE_FULL = 13
 _SQLITE_NOTADB = 26
 
 T = TypeVar("T")
@@ -66,6 +69,21 @@ def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
         or "not a database" in message
         or "malformed" in message
     )
+
+
+def refused(path: Path, exc: sqlite3.Error | OSError) -> StoreError | None:
+    """The StoreError of a write to the database at `path` that found no room (a full disk,
+    the file-size limit, which SQLite reports as an I/O error); None for any other error."""
+    if isinstance(exc, OSError):
+        full = exc.errno in FULL_ERRNOS
+        reason = (exc.strerror or str(exc)).lower()
+    else:
+        code = _code(exc)
+        full = code == _SQLITE_FULL or "disk is full" in str(exc).lower()
+        reason = "no space left on device"
+        if not full and (code == _SQLITE_IOERR or "disk i/o error" in str(exc).lower()):
+            full, reason = True, f"{str(exc).lower()} (a full disk, or the file-size limit)"
+    return write_failure(f"the ledger {path}", reason) if full else None
 
 
 def connect(path: Path, *, wal: bool = True) -> sqlite3.Connection:
@@ -159,17 +177,24 @@ class Database:
             StoreError: The file was written by a newer schema, or stays locked.
         """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.recreated = False
         self._schema = tuple(schema)
         self._version = version
-        self._lock_fd: int | None = os.open(
-            f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
-        )
+        self._lock_fd: int | None = None
         self._conn: sqlite3.Connection | None = None
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = os.open(
+                f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
+            )
             fcntl.flock(self._lock_fd, fcntl.LOCK_SH)
             self._conn = self._open()
+        except OSError as exc:
+            self.close()
+            error = refused(self.path, exc)
+            if error is None:
+                raise
+            raise error from None
         except BaseException:
             self.close()
             raise
@@ -183,7 +208,9 @@ class Database:
                 return self._try_open()
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc):
-                    raise StoreError(f"cannot open the ledger {self.path}: {exc}") from exc
+                    raise refused(self.path, exc) or StoreError(
+                        f"cannot open the ledger {self.path}: {exc}"
+                    ) from exc
                 if time.monotonic() >= deadline:
                     raise StoreError(
                         f"the ledger {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s",
@@ -275,7 +302,10 @@ class Database:
                     return work(conn)
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc):
-                    raise
+                    error = refused(self.path, exc)
+                    if error is None:
+                        raise
+                    raise error from None
                 if attempt == RETRIES - 1:
                     raise StoreError(
                         f"the ledger {self.path} stayed locked through {RETRIES} attempts: {exc}",

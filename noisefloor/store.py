@@ -10,6 +10,8 @@ import fcntl
 import hashlib
 import os
 import re
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,13 @@ __all__ = [
 ]
 
 _SAFE = re.compile(SAFE_NAME)
+
+#: How long a run waits for another run of the same suite to release the store before it
+#: gives up with "store busy" (`--lock-timeout`, env NOISEFLOOR_LOCK_TIMEOUT).
+LOCK_TIMEOUT_S = 600.0
+
+# How often a waiting run tries the lock again.
+_LOCK_POLL_S = 0.05
 
 #: The kinds of derived file: named by their inputs, rebuilt by their task when missing.
 DERIVED = ("scores", "bands", "verdicts", "reports")
@@ -90,10 +99,12 @@ class Store(RootedFiles):
     The path of a sample file is its cache key: target version, case input, epoch and repeat.
     """
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, lock_timeout_s: float = LOCK_TIMEOUT_S) -> None:
         super().__init__(root)
         self.dropped: list[Path] = []
         """Corrupt derived files this store deleted, oldest first (`drop_derived`)."""
+        self.lock_timeout_s = lock_timeout_s
+        """How long `lock` waits for another process before it raises "store busy"."""
 
     read_only = False
 
@@ -369,15 +380,47 @@ class Store(RootedFiles):
 
     @contextlib.contextmanager
     def lock(self, suite: str) -> Iterator[None]:
-        """An exclusive lock per suite, so two runs cannot race on epochs and pointers."""
+        """An exclusive lock per suite, so two runs cannot race on epochs and pointers.
+
+        Waits up to `lock_timeout_s` for another process to release it, then raises "store
+        busy" naming the holder, which the lock file records (the system releases the lock of
+        a process that dies, so a killed run never leaves it held).
+        """
         path = self.root / "locks" / f"{_check_name(suite, 'suite name')}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a+b") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            started = time.monotonic()
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    waited = time.monotonic() - started
+                    if waited >= self.lock_timeout_s:
+                        raise self._busy(suite, path, waited) from None
+                    time.sleep(min(_LOCK_POLL_S, max(self.lock_timeout_s - waited, 0.001)))
             try:
+                holder = f"process {os.getpid()} ({' '.join(sys.argv)[:200]}) since {utc_now()}"
+                # only what a waiting run shows: a disk too full to hold it stops nothing here
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fh.fileno(), 0)
+                    os.write(fh.fileno(), holder.encode())
                 yield
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _busy(self, suite: str, path: Path, waited: float) -> StoreError:
+        """The "store busy" error of a lock another process held for all of `waited` seconds."""
+        try:
+            holder = path.read_text(errors="replace").strip() or "another process"
+        except OSError:
+            holder = "another process"
+        return StoreError(
+            f"store busy: suite {suite!r} under {self.root} is locked by {holder}; "
+            f"waited {waited:.1f} s for it ({self._show(path)})",
+            hint="let that run finish, or wait longer with --lock-timeout SECONDS "
+            "(env NOISEFLOOR_LOCK_TIMEOUT)",
+        )
 
 
 class ReadOnlyStore(Store):

@@ -4,6 +4,7 @@ refuses any path leading outside the root (symlinks included)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,9 +14,22 @@ from pydantic import BaseModel, ValidationError
 
 from noisefloor.errors import CorruptFile, StoreError
 
-__all__ = ["RootedFiles", "dumps"]
+__all__ = ["FULL_ERRNOS", "RootedFiles", "dumps", "write_failure"]
 
 M = TypeVar("M", bound=BaseModel)
+
+#: The errors of a write that found no room: a full disk or quota, or the file-size limit.
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+_FULL_HINT = (
+    "free space, or move the store with --root; every sample written so far is kept, and the "
+    "next run takes only the missing ones"
+)
+
+
+def write_failure(what: str, reason: str) -> StoreError:
+    """The error of a write that found no room: `reason` (the system's words) writing `what`."""
+    return StoreError(f"{reason} writing {what}", hint=_FULL_HINT)
 
 
 def dumps(obj: Any) -> bytes:
@@ -33,6 +47,9 @@ class RootedFiles:
         self.root = Path(os.path.abspath(root))
         self._root_prefix = os.path.join(str(self.root), "")
         self._ready_dirs: set[str] = set()
+        self.write_error: StoreError | None = None
+        """The latest write that found no room (a full disk, the file-size limit), kept for
+        code that only sees its consequences (a failed doit task)."""
 
     def _is_inside(self, real: str) -> bool:
         root = os.path.realpath(self.root)
@@ -96,11 +113,27 @@ class RootedFiles:
         included) leaves no partial file. There is no fsync: it cost ~2 ms per file here, more
         than launching a small command, and it only guards against the machine itself going
         down. A sample the kernel had not flushed then reads back empty, which counts as
-        missing (`has_sample`), so it is taken again.
+        missing (`has_sample`), so it is taken again. A write that finds no room (a full disk,
+        the file-size limit) raises a StoreError that names the file and says what to do.
         """
         if ".." in path.parts:
             raise StoreError(f"refusing to touch {path}: it is outside the store root {self.root}")
-        target = str(path)
+        try:
+            self._write_atomically(str(path), data)
+        except OSError as exc:
+            if exc.errno not in FULL_ERRNOS:
+                raise
+            raise self._no_room(path, exc) from None
+
+    def _no_room(self, path: Path, exc: OSError) -> StoreError:
+        """The StoreError of a write of `path` that found no room, kept as `write_error`."""
+        shown = str(path)
+        if shown.startswith(self._root_prefix):
+            shown = f"{shown[len(self._root_prefix) :]} under {self.root}"
+        self.write_error = write_failure(shown, (exc.strerror or str(exc)).lower())
+        return self.write_error
+
+    def _write_atomically(self, target: str, data: bytes) -> None:
         directory, name = os.path.split(target)
         self._ready_dir(directory)
         tmp = os.path.join(directory, f".{name}.{os.getpid()}.{id(data):x}.tmp")

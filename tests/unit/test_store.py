@@ -592,7 +592,8 @@ class StoreAgreement(RuleBasedStateMachine):
         failure = OSError(errno.ENOSPC, "simulated: no space left")
         with (
             mock.patch.object(os, "replace", side_effect=failure),
-            pytest.raises(OSError, match="simulated"),
+            # a full disk is the store's error, naming the file, never a bare OSError
+            pytest.raises(StoreError, match=f"simulated: no space left writing {key} under"),
         ):
             self.store.write_json(self.store.abs(key), value)
 

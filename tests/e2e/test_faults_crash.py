@@ -1,0 +1,146 @@
+"""Fault trials of the store under CI-sized counts (concurrent checks, SIGKILL at any moment,
+a full disk), and the focused tests of what they found: a bounded lock, a doit database that
+stays locked, write errors that name the file."""
+
+from __future__ import annotations
+
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from noisefloor.errors import StoreError
+from noisefloor.ledger import Ledger
+from noisefloor.store import Store
+from tests.conftest import answer_case, fake_suite
+from tests.faults import concurrency, crashes, diskfull
+
+
+def test_a_check_waits_for_a_busy_store_then_says_who_holds_it(cli, project, _isolated_root):
+    suite = fake_suite(project, [answer_case("a")], repeats=2)
+    with Store(_isolated_root).lock("fake"):
+        started = time.monotonic()
+        result = cli("check", suite, "--lock-timeout", "0.3")
+    assert time.monotonic() - started < 10
+    assert result.code == 3, result.err
+    assert "store busy: suite 'fake'" in result.err
+    assert f"locked by process {os.getpid()}" in result.err
+    assert "waited 0.3 s" in result.err
+    assert "--lock-timeout" in result.err and "Traceback" not in result.err
+
+
+def test_a_check_gets_the_store_once_the_holder_lets_go(cli, project, _isolated_root, monkeypatch):
+    monkeypatch.setenv("NOISEFLOOR_LOCK_TIMEOUT", "30")
+    suite = fake_suite(project, [answer_case("a")], repeats=2)
+    held = threading.Event()
+
+    def hold() -> None:
+        with Store(_isolated_root).lock("fake"):
+            held.set()
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    result = cli("check", suite)
+    holder.join()
+    assert result.code == 0, result.err
+
+
+def test_a_bad_lock_timeout_in_the_environment_is_a_usage_error(cli, project, monkeypatch):
+    monkeypatch.setenv("NOISEFLOOR_LOCK_TIMEOUT", "soon")
+    suite = fake_suite(project, [answer_case("a")], repeats=2)
+    result = cli("check", suite)
+    assert result.code == 3
+    assert "NOISEFLOOR_LOCK_TIMEOUT must be a number of seconds >= 0, got 'soon'" in result.err
+
+
+def test_the_doit_database_locked_longer_than_doits_own_wait_does_not_fail_a_check(
+    cli, project, _isolated_root
+):
+    """doit waits 5 s for a lock on its database; concurrent checks of several suites on one
+    store can hold it longer, and a check must then wait, not fail with a traceback."""
+    suite = fake_suite(project, [answer_case("a")], repeats=2)
+    assert cli("check", suite).code == 0
+    held = threading.Event()
+
+    def hold() -> None:
+        conn = sqlite3.connect(_isolated_root / "doit.sqlite", isolation_level=None)
+        conn.execute("BEGIN EXCLUSIVE")
+        held.set()
+        time.sleep(5.5)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    result = cli("check", suite, "--fresh")
+    holder.join()
+    assert result.code == 0, result.err
+    assert "Traceback" not in result.err
+
+
+def _limited_check(suite: Path, root: Path, size: int) -> subprocess.CompletedProcess[str]:
+    """A check in a fresh process whose files may not grow past `size` bytes."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+
+    return subprocess.run(
+        [sys.executable, "-m", "noisefloor", "--root", str(root), "check", str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+        check=False,
+    )
+
+
+def test_a_sample_write_past_the_file_size_limit_names_the_file_and_the_way_out(
+    cli, project, _isolated_root
+):
+    suite = fake_suite(project, [answer_case("a")], repeats=2)
+    Store(_isolated_root).ensure()  # the store's .gitignore is larger than a sample
+    limited = _limited_check(suite, _isolated_root, 200)
+    assert limited.returncode == 3, limited.stderr
+    assert "error: file too large writing samples/fake/" in limited.stderr
+    assert f"/r0.json under {_isolated_root}" in limited.stderr
+    assert "hint: free space, or move the store with --root" in limited.stderr
+    assert "Traceback" not in limited.stderr and "internal error" not in limited.stderr
+    assert list(_isolated_root.rglob("*.tmp")) == []
+    assert cli("check", suite).code == 0
+
+
+def test_a_full_disk_under_the_ledger_is_a_store_error_that_keeps_the_samples(tmp_path):
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+
+        def fill(conn: sqlite3.Connection) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        with pytest.raises(StoreError) as caught:
+            ledger.write(fill)
+    said = caught.value.format_message()
+    assert f"no space left on device writing the ledger {tmp_path / 'ledger.sqlite'}" in said
+    assert "every sample written so far is kept" in said
+
+
+def test_concurrent_checks_each_end_with_a_verdict_and_take_each_sample_once(tmp_path):
+    for tally in concurrency.trials(1, tmp_path, processes=3):
+        assert tally.clean, tally.notes
+
+
+def test_a_check_killed_at_random_moments_is_finished_by_the_next_one(tmp_path):
+    for tally in crashes.trials(2, tmp_path):
+        assert tally.clean, tally.notes
+
+
+def test_a_check_out_of_room_stops_clearly_and_the_next_one_resumes(tmp_path):
+    for tally in diskfull.trials(1, tmp_path):
+        assert tally.clean, tally.notes
