@@ -164,9 +164,24 @@ def check_suite(
         report = adoption_report(
             result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
         )
-        if report.adopted:
-            store.set_baseline(suite.name, result.run.run_id)
-        return report
+        if not report.adopted:
+            return report
+        with store.lock(suite.name):
+            # checks started together on an empty store: the first to finish adopts, and the
+            # others compare with it (their samples are its samples: no call is taken again)
+            pointer = store.baseline(suite.name)
+            if pointer is None:
+                store.set_baseline(suite.name, result.run.run_id)
+                return report
+        return check_suite(
+            store,
+            suite,
+            opts,
+            settings,
+            allow_target_change=allow_target_change,
+            continue_on_scorer_error=continue_on_scorer_error,
+            design=design,
+        )
     base = store.load_run(suite.name, pointer.run_id)
     # refuse before spending calls on a target that cannot be compared
     if base.target.spec != built.record.spec and not allow_target_change:

@@ -4,6 +4,7 @@ stays locked, write errors that name the file."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import sqlite3
@@ -51,6 +52,37 @@ def test_a_check_gets_the_store_once_the_holder_lets_go(cli, project, _isolated_
     result = cli("check", suite)
     holder.join()
     assert result.code == 0, result.err
+
+
+def test_checks_started_together_on_an_empty_store_adopt_one_baseline(project, _isolated_root):
+    """The first to finish adopts; the other, which found no baseline when it started, then
+    compares with that one instead of moving the pointer to its own run."""
+    log = project / "calls.log"
+    suite = fake_suite(
+        project,
+        [answer_case("a"), answer_case("b")],
+        repeats=3,
+        env={"NOISEFLOOR_FAKE_LOG_CALLS": str(log), "NOISEFLOOR_FAKE_SLEEP": "0.3"},
+    )
+    args = [sys.executable, "-m", "noisefloor", "check", str(suite), "--adopt", "--format", "json"]
+    env = {**os.environ, "NOISEFLOOR_ROOT": str(_isolated_root)}
+    procs = [
+        subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        for _ in range(2)
+    ]
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+        reports.append(json.loads(out))
+    adopted = [r for r in reports if r["adopted"]]
+    assert len(adopted) == 1
+    (other,) = [r for r in reports if not r["adopted"]]
+    assert other["baseline"] == adopted[0]["candidate"]
+    assert other["counts"] == {"unchanged": 2}
+    pointer = json.loads((_isolated_root / "baselines" / "fake.json").read_text())
+    assert pointer["run_id"] == adopted[0]["candidate"]
+    assert len(log.read_text().splitlines()) == 2 * 3
 
 
 def test_a_bad_lock_timeout_in_the_environment_is_a_usage_error(cli, project, monkeypatch):

@@ -3,10 +3,12 @@ its own; every one ends with a verdict or a clear "store busy", and each sample 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 from tests.faults import Tally, has_traceback
@@ -33,16 +35,23 @@ def _launch(suite: Path, root: Path, lock_timeout: str) -> subprocess.Popen[str]
 
 def _wave(tally: Tally, suites: list[Path], root: Path, what: str) -> None:
     """Start one check per suite at once and judge each exit; the last one will not wait for
-    the store, so that "store busy" is tried too."""
+    the store, so that "store busy" is tried too. On an empty store, each suite adopts one
+    baseline: the checks that started with it compare with the first to finish."""
     procs = [_launch(suite, root, "600") for suite in suites[:-1]]
     procs.append(_launch(suites[-1], root, "0"))
-    for proc in procs:
+    adopted: Counter[str] = Counter()
+    for suite, proc in zip(suites, procs, strict=True):
         out, err = proc.communicate(timeout=900)
         if has_traceback(out + err):
             tally.tracebacks += 1
         busy = proc.returncode == 3 and "store busy" in err and "locked by process" in err
         if proc.returncode != 0 and not busy:
             tally.fail(f"{what}: a check exited {proc.returncode}: {err.strip()[-300:]}")
+        elif proc.returncode == 0 and json.loads(out)["adopted"]:
+            adopted[suite.stem] += 1
+    for name, count in adopted.items():
+        if count > 1:
+            tally.fail(f"{what}: {count} checks of suite {name} each adopted a baseline")
 
 
 def _one_trial(tally: Tally, work: Path, names: list[str]) -> None:
