@@ -148,9 +148,11 @@ def trials(
     samples: int = 100_000,
     jobs: int = 2,
     reference_cases: int = REFERENCE_CASES,
+    rounds: int = 3,
 ) -> list[Tally]:
     """`n` soaks of `samples` samples each (the bench runs one of 100,000), against a no-op
-    reference of `reference_cases` x 5 (a smaller one in the test suite)."""
+    reference of `reference_cases` x 5 (a smaller one in the test suite), each timed as the
+    median of `rounds` no-op checks."""
     tally = Tally("soak")
     cases = max(1, samples // REPEATS)
     for trial in range(n):
@@ -180,12 +182,12 @@ def trials(
             tally.fail(
                 f"memory grew {grown:.0f} MB while taking the last three quarters of samples"
             )
-        noop = _noop(root, suite)
+        noop = _noop(root, suite, rounds)
         ref_log = base / "ref-calls.log"
         ref_suite = _suite(base / "ref", "reference", reference_cases, ref_log)
         ref_root = base / "ref-store"
         cli_run("check", ref_suite, "--adopt", "--jobs", str(jobs), root=ref_root)
-        reference = _noop(ref_root, ref_suite)
+        reference = _noop(ref_root, ref_suite, rounds)
         # linear in the samples above the reference's size; a smaller store has the same
         # fixed cost (start-up, imports) to pay, so the reference itself bounds it
         scaled = reference * max(1.0, cases / reference_cases)
