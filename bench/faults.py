@@ -28,7 +28,7 @@ KINDS = {
     "concurrency": 20,
     "crashes": 100,
     "corruption": 1,
-    "diskfull": 5,
+    "diskfull": 20,
     "hostile": 5,
     "fuzz": 200,
     "soak": 1,
