@@ -20,7 +20,7 @@ from noisefloor.cli_inputs import (
     store_of,
     watched,
 )
-from noisefloor.errors import NoisefloorError, UsageError
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 if TYPE_CHECKING:
     from noisefloor.report.model import Report
@@ -51,11 +51,23 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
     if kw.pop("with_design", False):
         kw["design"] = check_design(args, suite)
     opts, progress = run_options(args, suite)
+    from noisefloor.doit_runner import SamplesDropped
+
     try:
+        for _ in range(_RETAKES):
+            try:
+                return fn(store_of(args), suite, opts, *extra, **kw)
+            except SamplesDropped as exc:
+                # a sample that did not read back was deleted: this run takes it again
+                print(f"warning: {exc.message}; taking it again", file=sys.stderr)
         return fn(store_of(args), suite, opts, *extra, **kw)
     finally:
         if progress is not None:
             progress.stop()
+
+
+#: How many times one sampling command starts over after finding corrupt samples.
+_RETAKES = 2
 
 
 def _report_out(report: Report, args: argparse.Namespace) -> int:
@@ -411,6 +423,33 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store(args: argparse.Namespace) -> int:
+    import orjson
+
+    from noisefloor.operations.verify import verify_store
+
+    found = verify_store(store_of(args), repair=args.repair)
+    if args.format == "json":
+        doc = {
+            "files": found.files,
+            "problems": [vars(p) for p in found.problems],
+            "ledger_rebuilt": found.ledger_rebuilt,
+            "left": len(found.left),
+        }
+        _emit(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n", args)
+    else:
+        lines = [p.line() for p in found.problems]
+        if found.ledger_rebuilt:
+            lines.append("ledger rebuilt from the sample and run files")
+        repaired = len(found.problems) - len(found.left)
+        lines.append(
+            f"{found.files} files read: {len(found.problems)} problem(s)"
+            + (f", {repaired} repaired, {len(found.left)} left" if args.repair else "")
+        )
+        _emit("\n".join(lines) + "\n", args)
+    return int(ExitCode.HARNESS) if found.left else 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "record": cmd_run,
@@ -429,5 +468,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "history": cmd_history,
     "explain": cmd_explain,
     "ledger": cmd_ledger,
+    "store": cmd_store,
     "import": cmd_import,
 }

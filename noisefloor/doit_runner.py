@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -12,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from noisefloor.errors import StoreError
+from noisefloor.sqlite_db import unlink_db
 from noisefloor.store import Store
+from noisefloor.store_files import remove_not_a_file
 
-__all__ = ["EngineStats", "Task", "all_current", "run_tasks"]
+__all__ = ["EngineStats", "SamplesDropped", "Task", "all_current", "run_tasks"]
 
 Task = dict[str, Any]
 
@@ -40,23 +44,63 @@ class EngineStats:
         return {"executed": dict(self.executed), "up_to_date": dict(self.up_to_date)}
 
 
+class SamplesDropped(StoreError):
+    """Samples read back corrupt and were deleted: they count as missing, and a run that
+    samples again takes them (`paths`)."""
+
+    def __init__(self, store: Store) -> None:
+        self.paths = list(dict.fromkeys(store.dropped_samples))
+        store.dropped_samples.clear()
+        shown = ", ".join(store.rel(p) for p in self.paths[:5])
+        more = f" (and {len(self.paths) - 5} more)" if len(self.paths) > 5 else ""
+        super().__init__(
+            f"corrupt sample {shown}{more}: deleted, it counts as missing",
+            hint="run the command again: it takes the missing samples again",
+        )
+
+
 def _kind(task_name: str) -> str:
     return task_name.split(":", 1)[0]
 
 
 @contextlib.contextmanager
-def _quiet_process() -> Iterator[None]:
-    """doit swaps sys.stdout for captured output; restore it, and pause GC while tasks load
-    (garbage collection over the ~7 KB of each task doubled the time of a run with nothing to do)."""
+def _quiet_process() -> Iterator[io.StringIO]:
+    """doit swaps sys.stdout for captured output; restore it, keep what doit itself writes to
+    stderr (a traceback when its database fails) for the error message, and pause GC while
+    tasks load (garbage collection over the ~7 KB of each task doubled the time of a run with
+    nothing to do)."""
     out, err = sys.stdout, sys.stderr
+    sys.stderr = captured = io.StringIO()
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        yield captured
     finally:
         sys.stdout, sys.stderr = out, err
         if gc_was_enabled:
             gc.enable()
+
+
+def _usable_db(store: Store) -> None:
+    """Delete doit's database when it cannot be opened (it only records file checksums: losing
+    it costs re-checking the derived files, never a sample)."""
+    path = store.doit_db
+    remove_not_a_file(path)
+    if not path.exists():
+        return
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        unlink_db(path)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def all_current(tasks: Sequence[Task]) -> EngineStats:
@@ -142,14 +186,25 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
     if not unique:
         return stats
     store.ensure()
-    with _quiet_process():
+    _usable_db(store)
+    with _quiet_process() as doit_err:
         code = DoitMain(Loader(), config_filenames=()).run(["run", "--continue"])
+    if store.dropped_samples:
+        raise SamplesDropped(store)
     if len(store.dropped) > dropped_before and rebuilds > 0:
         # a task read a corrupt derived file and deleted it: run again, so the task that
         # makes it rebuilds it (the failures were only its consequences)
         return run_tasks(store, tasks, rebuilds - 1)
+    if (stats.failures or code not in (0, None)) and rebuilds > 0:
+        # a directory or a symlink loop where a task writes its file (no write replaces one),
+        # or doit's database damaged past its first page: cleared, then one more go
+        cleared = [remove_not_a_file(t) for task in unique for t in task.get("targets", ())]
+        if any(cleared) or not stats.failures:
+            unlink_db(store.doit_db)
+            return run_tasks(store, tasks, 0)
     if stats.failures or code not in (0, None):
-        shown = "; ".join(stats.failures[:5]) or f"doit exited with {code}"
+        said = _last_line(doit_err.getvalue())
+        shown = "; ".join(stats.failures[:5]) or f"doit exited with {code}: {said}"
         more = f" (and {len(stats.failures) - 5} more)" if len(stats.failures) > 5 else ""
         raise StoreError(f"the pipeline failed: {shown}{more}")
     return stats
