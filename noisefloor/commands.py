@@ -434,6 +434,7 @@ def cmd_store(args: argparse.Namespace) -> int:
             "files": found.files,
             "problems": [vars(p) for p in found.problems],
             "ledger_rebuilt": found.ledger_rebuilt,
+            "ledger_error": found.ledger_error,
             "left": len(found.left),
         }
         _emit(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n", args)
@@ -441,6 +442,11 @@ def cmd_store(args: argparse.Namespace) -> int:
         lines = [p.line() for p in found.problems]
         if found.ledger_rebuilt:
             lines.append("ledger rebuilt from the sample and run files")
+        elif found.ledger_error:
+            lines.append(
+                f"ledger not rebuilt: {found.ledger_error}; fix the files above, then run "
+                "`noisefloor ledger rebuild`"
+            )
         repaired = len(found.problems) - len(found.left)
         lines.append(
             f"{found.files} files read: {len(found.problems)} problem(s)"

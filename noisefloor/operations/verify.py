@@ -49,6 +49,8 @@ class Verified:
     files: int
     problems: list[Problem]
     ledger_rebuilt: bool = False
+    ledger_error: str | None = None
+    """Why a repair could not rebuild the ledger (a run record it indexes is corrupt)."""
 
     @property
     def left(self) -> list[Problem]:
@@ -282,6 +284,8 @@ def _repair(store: Store, verified: Verified) -> None:
         try:
             with open_ledger(store.root) as ledger:
                 ledger.rebuild(store.root)
-        except StoreError:
-            return  # a run record is corrupt too: reported on its own line, rebuilt once fixed
+        except StoreError as exc:
+            # a run record is corrupt too: reported on its own line; rebuilt once it is fixed
+            verified.ledger_error = exc.message
+            return
         verified.ledger_rebuilt = True

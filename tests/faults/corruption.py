@@ -283,12 +283,24 @@ def _trial(
         tally.fail(f"{what}: after the repair and a check, `store verify` says: {after.out}")
 
 
+def _round_robin(seed: int) -> list[tuple[Kind, str]]:
+    """Every (kind, damage) pair, shuffled within each row and taken from the rows in turn,
+    so that a few trials already reach every row."""
+    rng = random.Random(seed)
+    rows = []
+    for row in ROWS:
+        pairs = [(kind, how) for kind in KINDS if kind.row == row for how in DAMAGE]
+        rng.shuffle(pairs)
+        rows.append(pairs)
+    longest = max(len(pairs) for pairs in rows)
+    return [pairs[i] for i in range(longest) for pairs in rows if i < len(pairs)]
+
+
 def trials(n: int, workdir: Path, seed: int = 0) -> list[Tally]:
     """`n` trials, each one (kind of file, damage) pair on a fresh copy of one prepared store;
     half of them run `store verify --repair` before the next commands."""
     prepared = prepare(workdir / "prepared")
-    pairs = [(kind, how) for kind in KINDS for how in DAMAGE]
-    random.Random(seed).shuffle(pairs)
+    pairs = _round_robin(seed)
     tallies = {row: Tally(row) for row in ROWS}
     for i in range(n):
         kind, how = pairs[i % len(pairs)]
