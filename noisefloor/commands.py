@@ -54,20 +54,15 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
     from noisefloor.doit_runner import SamplesDropped
 
     try:
-        for _ in range(_RETAKES):
+        for _ in range(2):  # a sample read back corrupt was deleted: taken again, twice at most
             try:
                 return fn(store_of(args), suite, opts, *extra, **kw)
             except SamplesDropped as exc:
-                # a sample that did not read back was deleted: this run takes it again
                 print(f"warning: {exc.message}; taking it again", file=sys.stderr)
         return fn(store_of(args), suite, opts, *extra, **kw)
     finally:
         if progress is not None:
             progress.stop()
-
-
-#: How many times one sampling command starts over after finding corrupt samples.
-_RETAKES = 2
 
 
 def _report_out(report: Report, args: argparse.Namespace) -> int:
@@ -424,35 +419,11 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_store(args: argparse.Namespace) -> int:
-    import orjson
-
     from noisefloor.operations.verify import verify_store
+    from noisefloor.report.verify import render
 
     found = verify_store(store_of(args), repair=args.repair)
-    if args.format == "json":
-        doc = {
-            "files": found.files,
-            "problems": [vars(p) for p in found.problems],
-            "ledger_rebuilt": found.ledger_rebuilt,
-            "ledger_error": found.ledger_error,
-            "left": len(found.left),
-        }
-        _emit(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n", args)
-    else:
-        lines = [p.line() for p in found.problems]
-        if found.ledger_rebuilt:
-            lines.append("ledger rebuilt from the sample and run files")
-        elif found.ledger_error:
-            lines.append(
-                f"ledger not rebuilt: {found.ledger_error}; fix the files above, then run "
-                "`noisefloor ledger rebuild`"
-            )
-        repaired = len(found.problems) - len(found.left)
-        lines.append(
-            f"{found.files} files read: {len(found.problems)} problem(s)"
-            + (f", {repaired} repaired, {len(found.left)} left" if args.repair else "")
-        )
-        _emit("\n".join(lines) + "\n", args)
+    _emit(render(found, args.format, args.repair), args)
     return int(ExitCode.HARNESS) if found.left else 0
 
 

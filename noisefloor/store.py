@@ -25,7 +25,6 @@ from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
 from noisefloor.store_files import M, RootedFiles, dumps, remove_not_a_file
 
 __all__ = [
-    "GITIGNORE_HEAD",
     "SAFE_NAME",
     "ReadOnlyStore",
     "Store",
@@ -41,7 +40,7 @@ _SAFE = re.compile(SAFE_NAME)
 #: The kinds of derived file: named by their inputs, rebuilt by their task when missing.
 DERIVED = ("scores", "bands", "verdicts", "reports")
 
-GITIGNORE_HEAD = """\
+_GITIGNORE_HEAD = """\
 # Written by noisefloor and rewritten whenever a baseline moves: what is not ignored here is
 # what to commit (baseline pointers, the baseline runs, their samples, and the lists of tracked
 # files their target versions digest). Everything else is a cache (other runs, samples and
@@ -286,7 +285,7 @@ class Store(RootedFiles):
 
     def write_gitignore(self) -> None:
         """Ignore all but the baselines: each baseline run and its sample directory stay visible."""
-        lines = [GITIGNORE_HEAD]
+        lines = [_GITIGNORE_HEAD]
         for pointer in self.baselines():
             path = self.run_path(pointer.suite, pointer.run_id)
             lines.append(f"!/runs/{pointer.suite}/{pointer.run_id}.json\n")

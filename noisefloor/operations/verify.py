@@ -15,7 +15,7 @@ from typing import Any
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
 from noisefloor.sqlite_db import unlink_db
-from noisefloor.store import DERIVED, GITIGNORE_HEAD, Store, file_kind
+from noisefloor.store import DERIVED, Store, file_kind
 from noisefloor.store_files import not_a_file, remove_not_a_file
 
 __all__ = ["Problem", "Verified", "verify_store"]
@@ -166,14 +166,12 @@ class _Reader:
             raise StoreError("not an object of file name to digest")
 
     def _gitignore(self, path: Path) -> None:
+        # its text is the user's to edit (`ensure` keeps an edited one); bytes git cannot read
+        # as a list of patterns are not
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"unreadable: {exc}") from None
-        if not text.startswith(GITIGNORE_HEAD):
-            raise StoreError(
-                "not the list noisefloor writes: git would commit caches, or miss the baselines"
-            )
+            path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"not text: {exc}") from None
 
     @staticmethod
     def _database(path: Path) -> None:

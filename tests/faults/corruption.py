@@ -99,10 +99,11 @@ KINDS = (
 ROWS = tuple(dict.fromkeys(kind.row for kind in KINDS))
 #: Damage no command notices, nor needs to: a lock file's content, a marker's (only their
 #: existence counts).
+#: A .gitignore's text is the user's to edit: only bytes that are no text are wrong.
 HARMLESS = {
-    how: ("ledger lock", "locks", "band markers", "report markers")
-    for how in ("cut in half", "emptied", "garbage", "wrong shape")
-}
+    how: ("ledger lock", "locks", "band markers", "report markers", "gitignore")
+    for how in ("cut in half", "emptied", "wrong shape")
+} | {"garbage": ("ledger lock", "locks", "band markers", "report markers")}
 
 
 @dataclass
