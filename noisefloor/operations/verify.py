@@ -15,13 +15,15 @@ from typing import Any
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
 from noisefloor.sqlite_db import unlink_db
-from noisefloor.store import DERIVED, Store, file_kind
+from noisefloor.store import Store, file_kind
 from noisefloor.store_files import not_a_file, remove_not_a_file
 
 __all__ = ["Problem", "Verified", "verify_store"]
 
 #: Kinds whose corrupt files `--repair` deletes: each is rebuilt, retaken or written again.
-REPAIRABLE = frozenset({"sample", "derived", "manifest", "lock", "doit db", "ledger", "tmp"})
+REPAIRABLE = frozenset(
+    {"sample", "derived", "manifest", "lock", "ledger lock", "doit db", "ledger", "tmp"}
+)
 
 #: A temporary file of an atomic write (`.NAME.PID.ID.tmp`) or of a ledger rebuild.
 _TMP = re.compile(r"^\.?.*\.(\d+)(?:\.[0-9a-f]+)?\.tmp$|^.*\.rebuild-(\d+)\.tmp$")
@@ -237,7 +239,7 @@ def verify_store(store: Store, repair: bool = False) -> Verified:
     for path in _files(root):
         rel = path.relative_to(root).as_posix()
         kind = _kind(rel)
-        if kind == "other" and not rel.startswith(DERIVED):
+        if kind == "other":
             continue
         count += 1
         if kind == "tmp":
@@ -267,7 +269,7 @@ def _repair(store: Store, verified: Verified) -> None:
             except StoreError:
                 continue  # a baseline pointer or run is broken too: reported on its own line
             problem.repaired = True
-        elif problem.kind in REPAIRABLE or problem.kind == "ledger lock":
+        elif problem.kind in REPAIRABLE:
             if remove_not_a_file(path):
                 pass
             elif problem.kind in ("doit db", "ledger"):
