@@ -179,6 +179,8 @@ class _Reader:
     def _database(path: Path) -> None:
         if path.name.endswith(("-wal", "-shm", "-journal")):
             return
+        if path.name.startswith("ledger") and path.stat().st_size == 0:
+            raise StoreError("empty: it indexes none of the store's samples and runs")
         try:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             try:

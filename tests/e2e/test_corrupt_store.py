@@ -120,6 +120,16 @@ def test_a_damaged_database_or_lock_is_made_again(cli, checked, name, how) -> No
     assert cli("history", "alpha").code == 0
 
 
+def test_an_emptied_ledger_is_filled_again(cli, checked) -> None:
+    suite, root, _ = checked
+    (root / "ledger.sqlite").write_bytes(b"")
+    assert cli("store", "verify").code == 3
+    assert cli("check", suite).code == 0
+    history = cli("history", "alpha", "--format", "json")
+    # both earlier runs are back, beside the new one
+    assert len(history.json()["runs"]) == 3, history.out
+
+
 @pytest.mark.parametrize("content", [b'{"abc": "x"}', b"\xff"])
 def test_a_corrupt_epochs_file_is_named(cli, checked, content) -> None:
     suite, root, _ = checked
