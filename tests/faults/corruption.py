@@ -240,7 +240,13 @@ def _check_verdict(
 
 
 def _trial(
-    tally: Tally, prepared: Prepared, kind: Kind, how: str, repair: bool, work: Path
+    tally: Tally,
+    prepared: Prepared,
+    kind: Kind,
+    how: str,
+    repair: bool,
+    work: Path,
+    pick: random.Random,
 ) -> None:
     project, root = work / "project", work / "store"
     shutil.copytree(prepared.project, project, symlinks=True)
@@ -249,7 +255,7 @@ def _trial(
     if not files:
         tally.fail(f"{kind.name}: the prepared store holds no such file")
         return
-    victim = random.Random(f"{kind.name}/{how}").choice(files)
+    victim = pick.choice(files)
     rel = victim.relative_to(root).as_posix()
     what = f"{rel} {how}"
     DAMAGE[how](victim)
@@ -307,7 +313,8 @@ def trials(n: int, workdir: Path, seed: int = 0) -> list[Tally]:
         kind, how = pairs[i % len(pairs)]
         tally = tallies[kind.row]
         tally.trials += 1
-        _trial(tally, prepared, kind, how, repair=i % 2 == 1, work=workdir / f"trial{i}")
+        work = workdir / f"trial{i}"
+        _trial(tally, prepared, kind, how, i % 2 == 1, work, random.Random(f"{seed}/{i}"))
     return list(tallies.values())
 
 
