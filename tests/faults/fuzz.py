@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import random
 import re
 import sys
 import traceback
@@ -14,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import orjson
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -304,7 +304,6 @@ def _run_row(tally: Tally, n: int, workdir: Path, seed: int) -> None:
         max_examples=n,
         deadline=None,
         database=None,
-        derandomize=False,
         suppress_health_check=list(HealthCheck),
     )
     @given(strategy())
@@ -316,9 +315,7 @@ def _run_row(tally: Tally, n: int, workdir: Path, seed: int) -> None:
                 tally.tracebacks += 1
             tally.fail(problem)
 
-    random.seed(seed)
-    one._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-    one()
+    hypothesis.seed(seed)(one)()
 
 
 def trials(n: int, workdir: Path, seed: int = 0) -> list[Tally]:
