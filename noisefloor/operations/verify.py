@@ -40,8 +40,7 @@ class Problem:
     repaired: bool = False
 
     def line(self) -> str:
-        state = "repaired: " if self.repaired else ""
-        return f"{self.rel}: {self.kind}: {self.what}\n  {state}{self.fix}"
+        return f"{self.rel}: {self.kind}: {self.what}\n  {self.fix}"
 
 
 @dataclass
@@ -259,26 +258,23 @@ def verify_store(store: Store, repair: bool = False) -> Verified:
     return verified
 
 
+#: What `--repair` did, by kind: it replaces the fix a problem's line shows.
+_DONE = {
+    "sample": "repaired: deleted; the next run takes the sample again",
+    "derived": "repaired: deleted; the next run builds it again from its inputs",
+    "doit db": "repaired: deleted; the next run makes it again",
+    "ledger": "repaired: deleted, and rebuilt from the sample and run files",
+    "tmp": "repaired: deleted",
+    "gitignore": "repaired: written again",
+}
+
+
 def _repair(store: Store, verified: Verified) -> None:
     rebuild_ledger = False
     for problem in verified.problems:
-        path = store.root / problem.rel
-        if problem.kind == "gitignore":
-            if remove_not_a_file(path) or path.exists():
-                path.unlink(missing_ok=True)
-            try:
-                store.write_gitignore()
-            except StoreError:
-                continue  # a baseline pointer or run is broken too: reported on its own line
-            problem.repaired = True
-        elif problem.kind in REPAIRABLE:
-            if remove_not_a_file(path):
-                pass
-            elif problem.kind in ("doit db", "ledger"):
-                unlink_db(path)
-            else:
-                path.unlink(missing_ok=True)
-            problem.repaired = True
+        _repair_one(store, problem)
+        if problem.repaired:
+            problem.fix = _DONE.get(problem.kind, "repaired: deleted; written again when needed")
             rebuild_ledger |= problem.kind in ("sample", "ledger")
     if rebuild_ledger:
         from noisefloor.indexing import open_ledger
@@ -291,3 +287,24 @@ def _repair(store: Store, verified: Verified) -> None:
             verified.ledger_error = exc.message
             return
         verified.ledger_rebuilt = True
+
+
+def _repair_one(store: Store, problem: Problem) -> None:
+    """Delete (or write again) the file of one problem, when its kind is repairable."""
+    path = store.root / problem.rel
+    if problem.kind == "gitignore":
+        if not remove_not_a_file(path):
+            path.unlink(missing_ok=True)
+        try:
+            store.write_gitignore()
+        except StoreError:
+            return  # a baseline pointer or run is broken too: reported on its own line
+        problem.repaired = True
+    elif problem.kind in REPAIRABLE:
+        if remove_not_a_file(path):
+            pass
+        elif problem.kind in ("doit db", "ledger"):
+            unlink_db(path)
+        else:
+            path.unlink(missing_ok=True)
+        problem.repaired = True
