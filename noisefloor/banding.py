@@ -11,7 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import orjson
+from pydantic import ValidationError
 
+from noisefloor.errors import CorruptFile
 from noisefloor.records import (
     CaseBand,
     FailingExample,
@@ -45,8 +47,29 @@ def _read_sample(path: str, mtime_ns: int) -> RawSample:
 
 
 def read_sample(path: Path) -> RawSample:
-    """Read one sample file (cached: sample files never change once written)."""
-    return _read_sample(str(path), path.stat().st_mtime_ns)
+    """Read one sample file (cached: sample files never change once written).
+
+    Raises:
+        CorruptFile: It does not read back as a sample (cut, emptied, garbage, another shape,
+            a directory or a symlink loop in its place): it counts as missing, and a run that
+            drops it (`Store.drop_sample`) takes it again.
+    """
+    try:
+        return _read_sample(str(path), path.stat().st_mtime_ns)
+    except (OSError, orjson.JSONDecodeError, ValidationError) as exc:
+        if isinstance(exc, FileNotFoundError) and not path.is_symlink():
+            raise
+        if isinstance(exc, ValidationError):
+            first = exc.errors(include_url=False)[0]
+            why = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+        else:
+            why = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+        raise CorruptFile(
+            f"corrupt sample {path}: {why}",
+            path,
+            hint="it counts as missing: `noisefloor store verify --repair` deletes it, and the "
+            "next run takes it again",
+        ) from None
 
 
 @lru_cache(maxsize=1024)

@@ -229,6 +229,31 @@ def _ledger(p: argparse.ArgumentParser) -> None:
     global_options(q, top=False)
 
 
+def _store(p: argparse.ArgumentParser) -> None:
+    ssub = p.add_subparsers(
+        dest="store_command", metavar="ACTION", parser_class=Parser, required=True
+    )
+    q = ssub.add_parser(
+        "verify",
+        help="read every file of the store; report each corrupt one and what fixes it",
+        description="Read every file of the store as the commands read it, and report each "
+        "one that is corrupt (cut, emptied, garbage, of another shape, or no file at all): "
+        "where it is, its kind, what is wrong and what fixes it. Exits 0 when the store is "
+        "sound, 3 when something is wrong (after --repair: when something is left).",
+    )
+    global_options(q, top=False)
+    q.add_argument(
+        "--repair",
+        action="store_true",
+        help="delete what is rebuilt or retaken (derived files, doit's database, corrupt "
+        "samples, stale temporary files), rebuild the ledger, and rewrite .gitignore; "
+        "baselines, runs, labels and epochs are reported with the command that fixes them",
+    )
+    q.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
+    )
+
+
 def _import(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", type=Path, metavar="DIR", help="the public tool's store root")
     p.add_argument(
@@ -328,6 +353,7 @@ _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]]
         _explain,
     ),
     "ledger": ("the SQLite ledger that indexes every sample", "", _ledger),
+    "store": ("check the store's files, and repair what can be rebuilt or retaken", "", _store),
     "import": (
         "read a store written by the public noisefloor; never calls the target",
         "",

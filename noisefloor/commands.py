@@ -20,7 +20,7 @@ from noisefloor.cli_inputs import (
     store_of,
     watched,
 )
-from noisefloor.errors import NoisefloorError, UsageError
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 if TYPE_CHECKING:
     from noisefloor.report.model import Report
@@ -51,7 +51,14 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
     if kw.pop("with_design", False):
         kw["design"] = check_design(args, suite)
     opts, progress = run_options(args, suite)
+    from noisefloor.doit_runner import SamplesDropped
+
     try:
+        for _ in range(2):  # a sample read back corrupt was deleted: taken again, twice at most
+            try:
+                return fn(store_of(args), suite, opts, *extra, **kw)
+            except SamplesDropped as exc:
+                print(f"warning: {exc.message}; taking it again", file=sys.stderr)
         return fn(store_of(args), suite, opts, *extra, **kw)
     finally:
         if progress is not None:
@@ -411,6 +418,15 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store(args: argparse.Namespace) -> int:
+    from noisefloor.operations.verify import verify_store
+    from noisefloor.report.verify import render
+
+    found = verify_store(store_of(args), repair=args.repair)
+    _emit(render(found, args.format, args.repair), args)
+    return int(ExitCode.HARNESS) if found.left else 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "record": cmd_run,
@@ -429,5 +445,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "history": cmd_history,
     "explain": cmd_explain,
     "ledger": cmd_ledger,
+    "store": cmd_store,
     "import": cmd_import,
 }

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from noisefloor.errors import StoreError
+from noisefloor.sqlite_db import unlink_db
 from noisefloor.store import Store
-from noisefloor.store_files import write_failure
+from noisefloor.store_files import remove_not_a_file, write_failure
 
-__all__ = ["DOIT_BUSY_S", "EngineStats", "Task", "all_current", "run_tasks"]
+__all__ = ["DOIT_BUSY_S", "EngineStats", "SamplesDropped", "Task", "all_current", "run_tasks"]
 
 Task = dict[str, Any]
 
@@ -90,19 +91,37 @@ class EngineStats:
         return {"executed": dict(self.executed), "up_to_date": dict(self.up_to_date)}
 
 
+class SamplesDropped(StoreError):
+    """Samples read back corrupt and were deleted: they count as missing, and a run that
+    samples again takes them (`paths`)."""
+
+    def __init__(self, store: Store) -> None:
+        self.paths = list(dict.fromkeys(store.dropped_samples))
+        store.dropped_samples.clear()
+        shown = ", ".join(store.rel(p) for p in self.paths[:5])
+        more = f" (and {len(self.paths) - 5} more)" if len(self.paths) > 5 else ""
+        super().__init__(
+            f"corrupt sample {shown}{more}: deleted, it counts as missing",
+            hint="run the command again: it takes the missing samples again",
+        )
+
+
 def _kind(task_name: str) -> str:
     return task_name.split(":", 1)[0]
 
 
 @contextlib.contextmanager
-def _quiet_process() -> Iterator[None]:
-    """doit swaps sys.stdout for captured output; restore it, and pause GC while tasks load
-    (garbage collection over the ~7 KB of each task doubled the time of a run with nothing to do)."""
+def _quiet_process() -> Iterator[io.StringIO]:
+    """doit swaps sys.stdout for captured output; restore it, keep what doit itself writes to
+    stderr (a traceback when its database fails) for the error message, and pause GC while
+    tasks load (garbage collection over the ~7 KB of each task doubled the time of a run with
+    nothing to do)."""
     out, err = sys.stdout, sys.stderr
+    sys.stderr = captured = io.StringIO()
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        yield captured
     finally:
         sys.stdout, sys.stderr = out, err
         if gc_was_enabled:
@@ -111,6 +130,31 @@ def _quiet_process() -> Iterator[None]:
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
     return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
+
+
+def _usable_db(store: Store) -> None:
+    """Delete doit's database when it cannot be opened (it only records file checksums: losing
+    it costs re-checking the derived files, never a sample)."""
+    path = store.doit_db
+    remove_not_a_file(path)
+    if not path.exists():
+        return
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=DOIT_BUSY_S)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        # busy or unreadable for now (another check writing it): never a reason to delete it
+        return
+    except sqlite3.DatabaseError:
+        unlink_db(path)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def all_current(tasks: Sequence[Task]) -> EngineStats:
@@ -197,31 +241,38 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
     if not unique:
         return stats
     store.ensure()
+    _usable_db(store)
     plugins = {"BACKEND": {_BACKEND: f"{__name__}:{_BACKEND_CLASS}"}}
-    errors = io.StringIO()
-    with _quiet_process():
-        # doit prints the traceback of its own errors (its database, say) to stderr and exits
-        # 3: keep it, to raise it as one line
-        sys.stderr = errors
+    with _quiet_process() as doit_err:
         code = DoitMain(Loader(), config_filenames=(), extra_config=plugins).run(
             ["run", "--continue"]
         )
-    said = [line.strip() for line in errors.getvalue().splitlines() if line.strip()]
+    # doit prints the traceback of its own errors (its database, say) and exits 3: its last
+    # line is raised as the error
+    said = _last_line(doit_err.getvalue())
     if store.write_error is not refused_before and store.write_error is not None:
         # a task's write found no room: that, not the task's failure, is the news
         raise store.write_error
-    if said and ("disk is full" in said[-1] or "disk I/O error" in said[-1]):
+    if "disk is full" in said or "disk I/O error" in said:
         # SQLite's own words when the doit database could not grow (a full disk, or the
         # file-size limit, which it reports as an I/O error)
-        reason = said[-1].split(": ", 1)[-1].lower()
-        raise write_failure(f"the doit database {store.doit_db}", reason)
+        raise write_failure(f"the doit database {store.doit_db}", said.split(": ", 1)[-1].lower())
+    if store.dropped_samples:
+        raise SamplesDropped(store)
     if len(store.dropped) > dropped_before and rebuilds > 0:
         # a task read a corrupt derived file and deleted it: run again, so the task that
         # makes it rebuilds it (the failures were only its consequences)
         return run_tasks(store, tasks, rebuilds - 1)
+    if (stats.failures or code not in (0, None)) and rebuilds > 0:
+        # a directory or a symlink loop where a task writes its file (no write replaces one),
+        # or doit's database damaged past its first page: cleared, then one more go
+        cleared = [remove_not_a_file(t) for task in unique for t in task.get("targets", ())]
+        if any(cleared) or not stats.failures:
+            unlink_db(store.doit_db)
+            return run_tasks(store, tasks, 0)
     if stats.failures or code not in (0, None):
         # doit's own error is the last line of its traceback, after the exception's class
-        own = said[-1].split(": ", 1)[-1] if said else f"doit exited with {code}"
+        own = said.split(": ", 1)[-1] if said else f"doit exited with {code}"
         shown = "; ".join(stats.failures[:5]) or own
         more = f" (and {len(stats.failures) - 5} more)" if len(stats.failures) > 5 else ""
         raise StoreError(f"the pipeline failed: {shown}{more}")

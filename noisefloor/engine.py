@@ -72,7 +72,13 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
     paths = store.sample_paths(case)
     # the gate thresholds tune verdicts, not scores: they are neither in the file nor its name
     scorer = use.model_copy(update={"min_effect": None, "suspect_drop": None})
-    store.write_bytes(Path(out), _dump(score_case(case.case_id, scorer, paths, case.start)))
+    try:
+        scored = score_case(case.case_id, scorer, paths, case.start)
+    except CorruptFile as exc:
+        # a sample that does not read back is no sample: dropped, so that a run takes it again
+        store.drop_sample(exc)
+        raise
+    store.write_bytes(Path(out), _dump(scored))
     return True
 
 

@@ -5,6 +5,7 @@ An index only: the JSON files stay the source of truth and rebuild it (ledger_ro
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -80,10 +81,13 @@ class Ledger(Database):
         Raises:
             StoreError: The file was written by a newer noisefloor, or stays locked.
         """
+        # a ledger file cut to nothing opens as a new one, and forgot its runs just as a
+        # corrupt one does
+        blank = os.path.isfile(path) and os.path.getsize(path) == 0
         super().__init__(path, SCHEMA, SCHEMA_VERSION)
         self._score_files = score_files
         try:
-            if self.recreated and self.path.name == LEDGER_FILE:
+            if (self.recreated or blank) and self.path.name == LEDGER_FILE:
                 # an older schema or a corrupt file was dropped: index the store's files again,
                 # in place (upserts), so that no command sees a ledger that forgot its runs
                 _fill(self._db(), Store(self.path.parent), self._scores())

@@ -91,23 +91,18 @@ def sample_row(rel: str, sample: dict[str, Any]) -> Row:
     }
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise StoreError(
-            f"corrupt file {path}: {exc}",
-            hint="delete it; samples are re-taken and derived files rebuilt on the next run",
-        ) from None
-
-
 def read_sample(store_root: Path, rel: str) -> Row | None:
+    """The ledger row of one sample file; None when it holds no sample: missing, left empty by
+    a crash, or corrupt (each counts as missing, and a run takes it again)."""
     path = store_root / rel
-    if not has_sample(str(path)):  # missing, or left empty by a crash: taken again by a run
+    if not has_sample(str(path)):
         return None
-    data = _read_json(path)
-    if not isinstance(data, dict):
-        raise StoreError(f"corrupt sample file {path}: not a JSON object")
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("outcome"), str):
+        return None  # another shape: no sample's
     return sample_row(rel, data)
 
 

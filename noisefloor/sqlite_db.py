@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from noisefloor.errors import StoreError
-from noisefloor.store_files import FULL_ERRNOS, write_failure
+from noisefloor.store_files import FULL_ERRNOS, remove_not_a_file, write_failure
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -180,6 +180,11 @@ class Database:
         self.recreated = False
         self._schema = tuple(schema)
         self._version = version
+        # a directory or a symlink loop where the file or its lock belongs holds no database
+        # and no lock: it goes, and the caller fills the new file (`recreated`)
+        if remove_not_a_file(self.path):
+            self.recreated = True
+        remove_not_a_file(f"{self.path}.lock")
         self._lock_fd: int | None = None
         self._conn: sqlite3.Connection | None = None
         try:

@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -23,13 +24,14 @@ from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.names import SAFE_NAME
 from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
-from noisefloor.store_files import M, RootedFiles, dumps
+from noisefloor.store_files import M, RootedFiles, dumps, remove_not_a_file
 
 __all__ = [
     "SAFE_NAME",
     "ReadOnlyStore",
     "Store",
     "dumps",
+    "file_kind",
     "has_sample",
     "short_hash",
     "utc_now",
@@ -79,12 +81,39 @@ def short_hash(obj: Any, length: int = 16) -> str:
 
 def has_sample(path: str) -> bool:
     """Whether a sample file is on disk with content: an empty one (a write the kernel never
-    flushed before the machine went down) counts as missing. A string path: this runs over
-    every sample of a run."""
+    flushed before the machine went down), or a directory or a symlink loop in its place,
+    counts as missing. A string path: this runs over every sample of a run."""
     try:
-        return os.stat(path).st_size > 0
-    except FileNotFoundError:
+        found = os.stat(path)
+    except OSError:
         return False
+    return found.st_size > 0 and stat.S_ISREG(found.st_mode)
+
+
+#: The kind of each file under a store root, by its first path component.
+_KINDS = {
+    "samples": "sample",
+    **{kind: "derived" for kind in DERIVED},
+    "runs": "run",
+    "baselines": "baseline pointer",
+    "labels": "label",
+    "epochs": "epochs",
+    "manifests": "manifest",
+    "locks": "lock",
+    ".gitignore": "gitignore",
+}
+
+
+def file_kind(rel: str) -> str:
+    """The kind of a store file from its path relative to the root ("sample", "derived", "run",
+    "baseline pointer", "label", "epochs", "manifest", "lock", "gitignore", "doit db",
+    "ledger"); "other" for anything else."""
+    head = rel.split("/", 1)[0]
+    if head.startswith("doit.sqlite"):
+        return "doit db"
+    if head.startswith("ledger.sqlite"):
+        return "ledger"
+    return _KINDS.get(head, "other")
 
 
 def _check_name(name: str, what: str) -> str:
@@ -103,6 +132,8 @@ class Store(RootedFiles):
         super().__init__(root)
         self.dropped: list[Path] = []
         """Corrupt derived files this store deleted, oldest first (`drop_derived`)."""
+        self.dropped_samples: list[Path] = []
+        """Corrupt samples this store deleted, to be taken again (`drop_sample`)."""
         self.lock_timeout_s = lock_timeout_s
         """How long `lock` waits for another process before it raises "store busy"."""
 
@@ -148,17 +179,70 @@ class Store(RootedFiles):
     def drop_derived(self, error: CorruptFile) -> bool:
         """Delete the corrupt file `error` names when it is derived (a score, band, verdict or
         report file, rebuilt from its inputs on the next run of its task); False otherwise."""
-        try:
-            real = Path(os.path.realpath(error.path))
-            kind = real.relative_to(os.path.realpath(self.root)).parts[0]
-        except ValueError:
+        if self._kind(error.path) != "derived":
             return False
-        if kind not in DERIVED:
-            return False
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(error.path)
+        self._drop(error.path)
         self.dropped.append(error.path)
         return True
+
+    def drop_sample(self, error: CorruptFile) -> bool:
+        """Delete the corrupt sample `error` names, so that the next run takes it again (a
+        sample that does not read back is no sample); False when it names no sample."""
+        if self._kind(error.path) != "sample":
+            return False
+        self._drop(error.path)
+        self.dropped_samples.append(error.path)
+        return True
+
+    def _kind(self, path: Path) -> str:
+        """The kind of a file under the root (`file_kind`); "other" outside it. The file's own
+        directory is resolved, never the file: it may be a symlink loop."""
+        try:
+            where = Path(os.path.realpath(path.parent)) / path.name
+            return file_kind(where.relative_to(os.path.realpath(self.root)).as_posix())
+        except ValueError:
+            return "other"
+
+    @staticmethod
+    def _drop(path: Path) -> None:
+        if not remove_not_a_file(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+    def corrupt_hint(self, path: Path) -> str:
+        """What to do about a corrupt file, by its kind (the command that fixes it)."""
+        kind = self._kind(path)
+        repair = "`noisefloor store verify --repair` deletes it"
+        if kind == "sample":
+            return f"{repair}, and the next run takes the sample again"
+        if kind == "derived":
+            return f"{repair}, and the next run builds it again from its inputs"
+        if kind == "run":
+            suite = path.parent.name
+            return (
+                f"if it is the baseline of {suite!r}, point the baseline at another run with "
+                f"`noisefloor baseline set RUN` (`noisefloor runs` lists them), or delete "
+                f"baselines/{suite}.json to adopt a new baseline on the next check; then "
+                "delete this file (its samples stay and are reused)"
+            )
+        if kind == "baseline pointer":
+            return (
+                "run `noisefloor baseline set RUN` (`noisefloor runs` lists the runs), or "
+                "delete it to adopt a new baseline on the next check"
+            )
+        if kind == "label":
+            return (
+                f"record the label again with `noisefloor record ... --label {path.stem} "
+                "--replace`, or delete it"
+            )
+        if kind == "epochs":
+            return (
+                "delete it: each target version samples in epoch 0 again (its cached samples "
+                "are reused; `--fresh` starts a new epoch)"
+            )
+        if kind in ("manifest", "gitignore", "lock"):
+            return f"{repair}; the next run writes it again"
+        return super().corrupt_hint(path)
 
     def read_derived(self, path: Path, model: type[M] | None = None) -> Any:
         """Read a derived file (as `model`, else as JSON); a corrupt one is deleted before the
@@ -226,7 +310,9 @@ class Store(RootedFiles):
         self.write_bytes(self.root / ".gitignore", "".join(lines).encode())
 
     def write_sample(self, path: Path, obj: Any) -> None:
-        """Write one sample file (the only writes that stand for target calls)."""
+        """Write one sample file (the only writes that stand for target calls); a directory or
+        a symlink loop in its place (no sample, `has_sample`) goes first."""
+        remove_not_a_file(path)
         self.write_json(path, obj)
 
     def save_run(self, run: RunRecord) -> None:
@@ -271,7 +357,7 @@ class Store(RootedFiles):
     def baseline(self, suite: str) -> BaselinePointer | None:
         """The suite's baseline pointer, if any."""
         path = self.baseline_path(suite)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         return self.read_model(path, BaselinePointer)
 
@@ -301,14 +387,15 @@ class Store(RootedFiles):
         A label file written before labels pooled names a single `run_id`.
         """
         path = self.label_path(suite, label)
-        if not path.exists():
+        if not os.path.lexists(path):
             return []
         data = self.read_json(path)
         runs = data.get("runs", [data.get("run_id")]) if isinstance(data, dict) else None
         if not isinstance(runs, list) or not runs or not all(isinstance(r, str) for r in runs):
-            raise StoreError(
+            raise CorruptFile(
                 f"corrupt label file {self._show(path)}: it names no runs",
-                hint="delete it and record the label again",
+                path,
+                hint=self.corrupt_hint(path),
             )
         return runs
 
@@ -326,8 +413,10 @@ class Store(RootedFiles):
         """
         _check_name(label, "label")
         base = self.root / "labels"
-        paths = [self.label_path(suite, label)] if suite else sorted(base.glob(f"*/{label}.json"))
-        paths = [p for p in paths if p.exists()]
+        suites = [suite] if suite else sorted(p.name for p in base.glob("*/"))
+        # named, not globbed: a glob skips a label file that is a broken symlink
+        paths = [self.label_path(name, label) for name in suites]
+        paths = [p for p in paths if os.path.lexists(p)]
         if not paths:
             return None
         if len(paths) > 1:
@@ -347,34 +436,50 @@ class Store(RootedFiles):
         the target's version.
         """
         path = self.manifest_path(digest)
-        if not path.exists():
+        if not has_sample(str(path)):  # missing, emptied, or no file at all: written again
+            remove_not_a_file(path)
             self.write_json(path, files)
 
     def load_manifest(self, digest: str) -> dict[str, str] | None:
-        """The tracked files behind a fingerprint digest, or None when the store lacks them."""
+        """The tracked files behind a fingerprint digest, or None when the store lacks them
+        or holds a corrupt copy (it only names files: `store verify` reports it)."""
         path = self.manifest_path(digest)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
+        try:
+            data = self.read_json(path)
+        except CorruptFile:
+            return None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            return None
+        return {str(k): v for k, v in data.items()}
+
+    def epochs(self, suite: str) -> dict[str, int]:
+        """The current sampling epoch of each target version of a suite that left epoch 0."""
+        path = self.epoch_path(suite)
+        if not os.path.lexists(path):
+            return {}
         data = self.read_json(path)
-        if not isinstance(data, dict):
-            raise StoreError(
-                f"corrupt file {self._show(path)}: not a JSON object",
-                hint="delete it; the next run of that target version writes it again",
+        if not isinstance(data, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in data.values()
+        ):
+            raise CorruptFile(
+                f"corrupt epochs file {self._show(path)}: not an object of target version to "
+                "epoch number",
+                path,
+                hint=self.corrupt_hint(path),
             )
-        return {str(k): str(v) for k, v in data.items()}
+        return data
 
     def epoch(self, suite: str, target_key: str) -> int:
         """The current sampling epoch of a target version (0 until `--fresh` bumps it)."""
-        path = self.epoch_path(suite)
-        if not path.exists():
-            return 0
-        return int(self.read_json(path).get(target_key, 0))
+        return self.epochs(suite).get(target_key, 0)
 
     def bump_epoch(self, suite: str, target_key: str) -> int:
         """Start a new epoch so that every sample is taken again."""
         path = self.epoch_path(suite)
-        epochs = self.read_json(path) if path.exists() else {}
-        epochs[target_key] = int(epochs.get(target_key, 0)) + 1
+        epochs = self.epochs(suite)
+        epochs[target_key] = epochs.get(target_key, 0) + 1
         self.write_json(path, epochs)
         return int(epochs[target_key])
 
@@ -388,6 +493,8 @@ class Store(RootedFiles):
         """
         path = self.root / "locks" / f"{_check_name(suite, 'suite name')}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
+        # a directory or a symlink loop in its place is no lock anyone holds: it goes
+        remove_not_a_file(path)
         with open(path, "a+b") as fh:
             started = time.monotonic()
             while True:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
+import stat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,7 +16,14 @@ from pydantic import BaseModel, ValidationError
 
 from noisefloor.errors import CorruptFile, StoreError
 
-__all__ = ["FULL_ERRNOS", "RootedFiles", "dumps", "write_failure"]
+__all__ = [
+    "FULL_ERRNOS",
+    "RootedFiles",
+    "dumps",
+    "not_a_file",
+    "remove_not_a_file",
+    "write_failure",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -37,6 +46,29 @@ def dumps(obj: Any) -> bytes:
     if isinstance(obj, BaseModel):
         obj = obj.model_dump(mode="json")
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def not_a_file(path: Path | str) -> bool:
+    """Whether something is at `path` that no read can open as a file: a directory, or a
+    symlink that leads nowhere (dangling, or a loop)."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return os.path.islink(path)
+    except OSError:  # a symlink loop, or a name too long to resolve
+        return True
+
+
+def remove_not_a_file(path: Path | str) -> bool:
+    """Remove what stands where a file belongs but is none (`not_a_file`); True if it did.
+    A symlink goes, never what it points to; a directory goes with what it holds."""
+    if not not_a_file(path):
+        return False
+    if os.path.islink(path):
+        os.unlink(path)
+    else:
+        shutil.rmtree(path)
+    return True
 
 
 class RootedFiles:
@@ -167,13 +199,27 @@ class RootedFiles:
         try:
             return orjson.loads(path.read_bytes())
         except FileNotFoundError:
+            if os.path.islink(path):  # a symlink that leads nowhere
+                raise CorruptFile(
+                    f"unreadable file {self._show(path)}: a dangling symlink",
+                    path,
+                    hint=self.corrupt_hint(path),
+                ) from None
             raise StoreError(f"missing file {self._show(path)}") from None
+        except OSError as exc:  # a directory in its place, a symlink loop
+            raise CorruptFile(
+                f"unreadable file {self._show(path)}: {exc.strerror or exc}",
+                path,
+                hint=self.corrupt_hint(path),
+            ) from None
         except orjson.JSONDecodeError as exc:
             raise CorruptFile(
-                f"corrupt file {self._show(path)}: {exc}",
-                path,
-                hint="delete it; samples are re-taken and derived files rebuilt on the next run",
+                f"corrupt file {self._show(path)}: {exc}", path, hint=self.corrupt_hint(path)
             ) from None
+
+    def corrupt_hint(self, path: Path) -> str:
+        """What to do about the corrupt file `path`."""
+        return "delete it; samples are re-taken and derived files rebuilt on the next run"
 
     def read_model(self, path: Path, model: type[M]) -> M:
         """Read and validate one record."""
@@ -186,7 +232,7 @@ class RootedFiles:
             raise CorruptFile(
                 f"corrupt or foreign record {self._show(path)}: {where}: {first['msg']}",
                 path,
-                hint="delete it; samples are re-taken and derived files rebuilt on the next run",
+                hint=self.corrupt_hint(path),
             ) from None
 
     def _show(self, path: Path) -> str:

@@ -78,6 +78,11 @@ Slug = Annotated[
 ]
 
 
+#: Repeats per case a suite may ask for at most (repeats, max_repeats, baseline_repeats): a
+#: number past it is a typo, not a design (each repeat is a target call; `plan` works per N).
+REPEATS_LIMIT = 10_000
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -85,7 +90,7 @@ class _Model(BaseModel):
 class Defaults(_Model):
     """Settings every case inherits."""
 
-    repeats: int = Field(default=REPEATS, ge=1)
+    repeats: int = Field(default=REPEATS, ge=1, le=REPEATS_LIMIT)
     """Repeats per case."""
     scorers: list[str | dict[str, Any]] = []
     """Scorers for cases that list none."""
@@ -94,9 +99,9 @@ class Defaults(_Model):
     units for band. Rules exact and band take a scorer's own `min_effect` first."""
     suspect_drop: float | None = Field(default=None, ge=0)
     """As `--suspect-drop`, which wins over it; a scorer's own `suspect_drop` comes first."""
-    max_repeats: int | None = Field(default=None, ge=1)
+    max_repeats: int | None = Field(default=None, ge=1, le=REPEATS_LIMIT)
     """As `--max-repeats`: candidate repeats per case a sequential check takes at most."""
-    baseline_repeats: int | None = Field(default=None, ge=1)
+    baseline_repeats: int | None = Field(default=None, ge=1, le=REPEATS_LIMIT)
     """As `--baseline-repeats`: the deep baseline's repeats per case, at most."""
     baseline_max_age: str | None = None
     """As `--baseline-max-age`: baseline samples older than this (e.g. `7d`) are left out."""
@@ -107,7 +112,7 @@ class CaseSpec(_Model):
 
     id: Slug
     input: str
-    repeats: int | None = Field(default=None, ge=1)
+    repeats: int | None = Field(default=None, ge=1, le=REPEATS_LIMIT)
     tags: list[str] = []
     scorers: list[str | dict[str, Any]] = []
     """Each a scorer name or `{type: name, ...params}`; plus `min_effect` and `suspect_drop`."""

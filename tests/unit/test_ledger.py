@@ -335,13 +335,25 @@ def test_rebuild_skips_a_sample_a_crash_left_empty(
     assert counts["samples"] == 9
 
 
+def test_a_corrupt_sample_counts_as_missing_in_a_rebuild(
+    built: tuple[Fixture, RunRecord, RunRecord],
+) -> None:
+    """A sample that does not read back is no sample: the next run takes it again."""
+    fx, first, second = built
+    fx.sample_files()[0].write_bytes(b"{not json")
+    fx.sample_files()[1].write_bytes(b'{"another": "shape"}')
+    with Ledger(ledger_path(fx.root), score_file) as ledger:
+        counts = ledger.rebuild(fx.root)
+    assert counts["samples"] == 8
+
+
 def test_a_failed_rebuild_keeps_the_old_ledger(
     built: tuple[Fixture, RunRecord, RunRecord],
 ) -> None:
     fx, first, second = built
     _index_all(fx, [first, second])
     before = _rows(fx)
-    fx.sample_files()[0].write_bytes(b"{not json")
+    Store(fx.root).run_path(first.suite, first.run_id).write_bytes(b"{not json")
     with Ledger(ledger_path(fx.root), score_file) as ledger:
         with pytest.raises(StoreError, match="corrupt"):
             ledger.rebuild(fx.root)

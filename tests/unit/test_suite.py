@@ -1005,3 +1005,19 @@ def test_schema_and_loader_accept_exactly_the_same_names(name: str) -> None:
 
     assert schema_errors == ({"$.cases[0].id", "$.name"} if loader_errors else set())
     assert len(loader_errors) in (0, 2), loader_errors
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        GOOD + "    repeats: 1208925819614629174706176\n",
+        GOOD.replace("cases:", "defaults: {repeats: 100000}\ncases:"),
+        GOOD.replace("cases:", "defaults: {max_repeats: 99999999}\ncases:"),
+    ],
+)
+def test_repeats_past_the_limit_are_refused_at_their_line(tmp_path: Path, text: str) -> None:
+    # a typo of a count is a config error with its line, not a run of a billion target calls
+    # (`plan` never returned on such a suite)
+    error = load_error(write(tmp_path, text))
+    assert re.search(r"suite\.yaml:[48]\b", error.format_message()), error.format_message()
+    assert "10000" in error.format_message()
