@@ -27,10 +27,10 @@ from tests.faults import HEADER, Tally  # noqa: E402
 KINDS = {
     "concurrency": 20,
     "crashes": 100,
-    "corruption": 1,
+    "corruption": 228,
     "diskfull": 20,
     "hostile": 5,
-    "fuzz": 200,
+    "fuzz": 1000,
     "soak": 1,
 }
 

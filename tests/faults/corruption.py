@@ -9,7 +9,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,17 +315,3 @@ def trials(n: int, workdir: Path, seed: int = 0) -> list[Tally]:
         work = workdir / f"trial{i}"
         _trial(tally, prepared, kind, how, i % 2 == 1, work, random.Random(f"{seed}/{i}"))
     return list(tallies.values())
-
-
-if __name__ == "__main__":
-    import tempfile
-    import time
-
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else len(KINDS) * len(DAMAGE)
-    with tempfile.TemporaryDirectory() as tmp:
-        start = time.monotonic()
-        for tally in trials(count, Path(tmp)):
-            print(tally.row())
-            for note in tally.notes:
-                print("   ", note)
-        print(f"{time.monotonic() - start:.1f} s")

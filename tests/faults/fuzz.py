@@ -7,7 +7,6 @@ import contextlib
 import io
 import math
 import re
-import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -325,14 +324,3 @@ def trials(n: int, workdir: Path, seed: int = 0) -> list[Tally]:
     for tally in tallies:
         _run_row(tally, n, workdir / tally.name.split(", ")[1], seed)
     return tallies
-
-
-if __name__ == "__main__":
-    import tempfile
-
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    with tempfile.TemporaryDirectory() as tmp:
-        for row in trials(count, Path(tmp)):
-            print(row.row())
-            for note in row.notes:
-                print("   ", note)
