@@ -27,6 +27,7 @@ __all__ = [
     "lock_timeout_option",
     "non_negative",
     "positive",
+    "repeat_count",
     "probability",
     "repeats_option",
     "rule_options",
@@ -57,6 +58,16 @@ def positive(text: str) -> int:
     value = _parse(int, text, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def repeat_count(text: str) -> int:
+    """A number of repeats: at least 1, at most the limit suites have (`REPEATS_LIMIT`)."""
+    from noisefloor.settings import REPEATS_LIMIT
+
+    value = positive(text)
+    if value > REPEATS_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {REPEATS_LIMIT:,}, got {value}")
     return value
 
 
@@ -92,7 +103,7 @@ def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 def repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
-    parser.add_argument("--repeats", type=positive, metavar="N", help=help_text)
+    parser.add_argument("--repeats", type=repeat_count, metavar="N", help=help_text)
 
 
 def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -192,7 +203,7 @@ def sequential_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-repeats",
-        type=positive,
+        type=repeat_count,
         metavar="N",
         help=f"candidate repeats per case at most (suite `max_repeats`; default {MAX_REPEATS})",
     )
@@ -211,7 +222,7 @@ def _baseline_depth_options(group: Any) -> None:
 
     group.add_argument(
         "--baseline-repeats",
-        type=positive,
+        type=repeat_count,
         metavar="N",
         help="the deep baseline's repeats per case, at most (suite `baseline_repeats`; "
         f"default {BASELINE_REPEATS})",

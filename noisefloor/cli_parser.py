@@ -20,6 +20,7 @@ from noisefloor.cli_options import (
     lock_timeout_option,
     positive,
     probability,
+    repeat_count,
     repeats_option,
     rule_options,
     run_options,
@@ -281,13 +282,13 @@ def _plan(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-repeats",
-        type=positive,
+        type=repeat_count,
         metavar="N",
         help=f"a sequential check's cap per case (default: the suite's, else {MAX_REPEATS})",
     )
     p.add_argument(
         "--baseline-repeats",
-        type=positive,
+        type=repeat_count,
         metavar="N",
         help="the deep baseline's repeats per case (default: what the suite's baseline holds, "
         f"else {BASELINE_REPEATS})",

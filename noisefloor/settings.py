@@ -42,6 +42,9 @@ class RuleName(enum.StrEnum):
 
 #: Repeats per case when neither a flag nor the suite sets them.
 REPEATS = 5
+#: Repeats per case a suite or a flag may ask for at most (repeats, max_repeats,
+#: baseline_repeats): a number past it is a typo, not a design (each repeat is a target call).
+REPEATS_LIMIT = 10_000
 #: Candidate repeats per case a sequential check may take at most (--max-repeats).
 MAX_REPEATS = 30
 #: Repeats per case of a deep baseline: a check compares against at most this many, and

@@ -26,7 +26,7 @@ from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
 from noisefloor.names import SAFE_NAME
 from noisefloor.scorers import GATE_KEYS, REGISTRY, Scorer, UnknownScorer
-from noisefloor.settings import REPEATS
+from noisefloor.settings import REPEATS, REPEATS_LIMIT
 from noisefloor.suite_source import (
     Loc,
     jsonl_cases,
@@ -76,11 +76,6 @@ Slug = Annotated[
     AfterValidator(_slug),
     WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": SLUG_MAX}),
 ]
-
-
-#: Repeats per case a suite may ask for at most (repeats, max_repeats, baseline_repeats): a
-#: number past it is a typo, not a design (each repeat is a target call; `plan` works per N).
-REPEATS_LIMIT = 10_000
 
 
 class _Model(BaseModel):

@@ -38,6 +38,18 @@ def test_every_flag_has_help_text():
             ["plan", "--repeats", "many"],
             "error: argument --repeats: must be a whole number, got 'many'",
         ),
+        (
+            ["plan", "--repeats", "1000000"],
+            "error: argument --repeats: must be at most 10,000, got 1000000",
+        ),
+        (
+            ["check", "s.yaml", "--max-repeats", "10001"],
+            "error: argument --max-repeats: must be at most 10,000, got 10001",
+        ),
+        (
+            ["baseline", "deepen", "s.yaml", "--repeats", "20000"],
+            "error: argument --repeats: must be at most 10,000, got 20000",
+        ),
         (["nope"], "error: argument COMMAND: invalid choice: 'nope'"),
         ([], "usage: noisefloor "),
     ],
