@@ -33,7 +33,9 @@ __all__ = [
     "run_current",
     "run_tasks",
     "scorer_gates",
+    "shard_cases",
     "sset_id",
+    "verdict_json",
 ]
 
 _T = TypeVar("_T")
@@ -109,11 +111,11 @@ def _verdict_action(
 
 
 def _shard_action(store: Store, paths: list[str], out: str) -> bool:
-    store.write_bytes(Path(out), _dump([_verdict_json(store, Path(p)) for p in paths]))
+    store.write_bytes(Path(out), _dump([verdict_json(store, Path(p)) for p in paths]))
     return True
 
 
-def _shard_cases(store: Store, path: Path, model: Any) -> list[Any]:
+def shard_cases(store: Store, path: Path, model: Any) -> list[Any]:
     """The cases of one report shard (`model`: the verdict file's); a shard of another shape
     is corrupt, dropped so that its task writes it again."""
     data = store.read_derived(path)
@@ -127,7 +129,7 @@ def _shard_cases(store: Store, path: Path, model: Any) -> list[Any]:
         raise error from None
 
 
-def _verdict_json(store: Store, path: Path) -> Any:
+def verdict_json(store: Store, path: Path) -> Any:
     """A verdict file's JSON, its frame checked (the report validates it whole): a file of
     another shape is corrupt, dropped so that its task writes it again."""
     from noisefloor.report.model import REPORT_VERSION
@@ -150,7 +152,7 @@ def _report_action(store: Store, shards: list[str], settings: RuleSettings, out:
     from noisefloor.report.model import REPORT_VERSION, ReportFile, ReportSettings, VerdictFile
     from noisefloor.rules import get_rule
 
-    cases = [case for shard in shards for case in _shard_cases(store, Path(shard), VerdictFile)]
+    cases = [case for shard in shards for case in shard_cases(store, Path(shard), VerdictFile)]
     decided, suite = get_rule(settings.rule).decide(cases, settings)
     report = ReportFile(
         version=REPORT_VERSION,

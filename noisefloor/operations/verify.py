@@ -140,7 +140,7 @@ class _Reader:
         read_sample(path)
 
     def _derived(self, path: Path) -> None:
-        from noisefloor.engine import _shard_cases, _verdict_json
+        from noisefloor.engine import shard_cases, verdict_json
         from noisefloor.report.model import ReportFile, VerdictFile
 
         kind = path.relative_to(self.store.root).parts[0]
@@ -149,9 +149,9 @@ class _Reader:
         elif kind == "bands":
             self.store.read_model(path, CaseBand)
         elif kind == "verdicts":
-            _verdict_json(_Keep(self.store), path)
+            verdict_json(_Keep(self.store), path)
         elif ".shard" in path.name:
-            _shard_cases(_Keep(self.store), path, VerdictFile)
+            shard_cases(_Keep(self.store), path, VerdictFile)
         else:
             self.store.read_model(path, ReportFile)
 
