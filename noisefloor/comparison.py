@@ -51,9 +51,10 @@ def require_samples(store: Store, cases: list[CaseRecord]) -> None:
         shown = ", ".join(store.rel(p) for p in missing[:3])
         raise StoreError(
             f"{len(missing)} sample file(s) named by the runs are missing (e.g. {shown})",
-            hint="a stored run's samples are not taken again on their own: `noisefloor baseline "
-            "deepen SUITE` takes a baseline's on the baseline's code (or move the baseline with "
-            "`noisefloor baseline set RUN`), `noisefloor run SUITE` the current version's",
+            hint="this command never calls the target for a stored run's samples: `noisefloor "
+            "baseline deepen SUITE` takes a baseline's again on the baseline's code (or move the "
+            "baseline with `noisefloor baseline set RUN`), `noisefloor run SUITE` the current "
+            "version's",
         )
 
 

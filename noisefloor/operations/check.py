@@ -170,7 +170,7 @@ def check_suite(
             # checks started together on an empty store: the first to finish adopts, and the
             # others compare with it (their samples are its samples: no call is taken again)
             pointer = store.baseline(suite.name)
-            if pointer is None:
+            if pointer is None or pointer.run_id == result.run.run_id:  # (--set-baseline set it)
                 store.set_baseline(suite.name, result.run.run_id)
                 return report
         return check_suite(
