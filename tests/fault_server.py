@@ -14,8 +14,9 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 __all__ = ["FAULTS", "HUGE_BYTES", "FaultServer"]
 
@@ -240,7 +241,7 @@ class _Server(ThreadingHTTPServer):
         """A client that hangs up mid-answer is expected here, not worth a traceback."""
 
 
-class FaultServer:
+class FaultServer(LoopbackServer[_Server]):
     """Serves the faults on 127.0.0.1 in a background thread while in a `with` block."""
 
     def __init__(self, *, drip_s: float = 1.0, tls: ssl.SSLContext | None = None) -> None:
@@ -251,41 +252,10 @@ class FaultServer:
             tls: Serve HTTPS with this server context.
         """
         self.drip_s = drip_s
-        self.tls = tls
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__(tls)
 
-    def __enter__(self) -> FaultServer:
-        self._server = _Server(self.drip_s)
-        if self.tls is not None:
-            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "use the server in a `with` block"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """E.g. `http://127.0.0.1:PORT/v1` (`https://` with `tls`)."""
-        scheme = "http" if self.tls is None else "https"
-        return f"{scheme}://127.0.0.1:{self.port}/v1"
+    def make_server(self) -> _Server:
+        return _Server(self.drip_s)
 
     @property
     def counts(self) -> dict[str, int]:

@@ -12,8 +12,9 @@ import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 __all__ = ["LlmServer"]
 
@@ -177,7 +178,7 @@ class _Server(ThreadingHTTPServer):
             return self.counts[prompt]
 
 
-class LlmServer:
+class LlmServer(LoopbackServer[_Server]):
     """Serves `POST /v1/chat/completions` on 127.0.0.1 in a background thread while in a `with`."""
 
     def __init__(
@@ -199,42 +200,12 @@ class LlmServer:
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
-        self.tls = tls
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__(tls)
 
-    def __enter__(self) -> LlmServer:
-        self._server = _Server(
+    def make_server(self) -> _Server:
+        return _Server(
             delay_s=self.delay_s, served_model=self.served_model, retry_after=self.retry_after
         )
-        if self.tls is not None:
-            # a client that refuses the certificate fails the handshake in accept(), which the
-            # server shrugs off as an OSError
-            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
-        # a short poll interval, so that leaving the `with` block takes milliseconds
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-    @property
-    def base_url(self) -> str:
-        """E.g. `http://127.0.0.1:PORT/v1` (`https://` with `tls`)."""
-        assert self._server is not None, "use the server in a `with` block"
-        scheme = "http" if self.tls is None else "https"
-        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}/v1"
 
     @property
     def requests(self) -> list[dict[str, Any]]:
