@@ -514,14 +514,20 @@ class Store(RootedFiles):
                     os.write(fh.fileno(), holder.encode())
                 yield
             finally:
+                # a released lock names nobody: a run that finds it taken before its new holder
+                # wrote a line must not name the one before
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fh.fileno(), 0)
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _busy(self, suite: str, path: Path, waited: float) -> StoreError:
         """The "store busy" error of a lock another process held for all of `waited` seconds."""
         try:
-            holder = path.read_text(errors="replace").strip() or "another process"
+            holder = path.read_text(errors="replace").strip()
         except OSError:
-            holder = "another process"
+            holder = ""
+        # an empty file: its holder took it an instant ago and has not said who it is yet
+        holder = holder or "another process that has just taken it"
         return StoreError(
             f"store busy: suite {suite!r} under {self.root} is locked by {holder}; "
             f"waited {waited:.1f} s for it ({self._show(path)})",

@@ -4,6 +4,7 @@ stays locked, write errors that name the file."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import resource
@@ -34,6 +35,24 @@ def test_a_check_waits_for_a_busy_store_then_says_who_holds_it(cli, project, _is
     assert f"locked by process {os.getpid()}" in result.err
     assert "waited 0.3 s" in result.err
     assert "--lock-timeout" in result.err and "Traceback" not in result.err
+
+
+def test_a_released_lock_names_nobody_and_a_holder_yet_to_say_is_not_misnamed(_isolated_root):
+    """The lock file names its holder while held and nobody after: a run that finds the lock
+    taken before its new holder wrote a line must not name the previous one."""
+    store = Store(_isolated_root, lock_timeout_s=0)
+    path = _isolated_root / "locks" / "fake.lock"
+    with store.lock("fake"):
+        assert f"process {os.getpid()}" in path.read_text()
+    assert path.read_text() == ""
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # taken, no line written yet
+        with (
+            pytest.raises(StoreError) as busy,
+            Store(_isolated_root, lock_timeout_s=0).lock("fake"),
+        ):
+            pass
+    assert "is locked by another process that has just taken it" in busy.value.message
 
 
 def test_a_check_gets_the_store_once_the_holder_lets_go(cli, project, _isolated_root, monkeypatch):

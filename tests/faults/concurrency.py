@@ -44,7 +44,7 @@ def _wave(tally: Tally, suites: list[Path], root: Path, what: str) -> None:
         out, err = proc.communicate(timeout=900)
         if has_traceback(out + err):
             tally.tracebacks += 1
-        busy = proc.returncode == 3 and "store busy" in err and "locked by process" in err
+        busy = proc.returncode == 3 and "store busy" in err and "is locked by" in err
         if proc.returncode != 0 and not busy:
             tally.fail(f"{what}: a check exited {proc.returncode}: {err.strip()[-300:]}")
         elif proc.returncode == 0 and json.loads(out)["adopted"]:
