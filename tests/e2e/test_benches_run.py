@@ -28,6 +28,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
         ("startup.py", ["--rounds", "1"], "noisefloor --help"),
+        ("faults.py", ["--only", "fuzz", "--scale", "0.01"], "| fuzz, suites | 10 | 0 |"),
         (
             "cluster.py",
             ["--cases", "3", "--repeats", "2", "--workers", "2", "--sleep", "0.05"],
