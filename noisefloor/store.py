@@ -310,10 +310,15 @@ class Store(RootedFiles):
         self.write_bytes(self.root / ".gitignore", "".join(lines).encode())
 
     def write_sample(self, path: Path, obj: Any) -> None:
-        """Write one sample file (the only writes that stand for target calls); a directory or
-        a symlink loop in its place (no sample, `has_sample`) goes first."""
-        remove_not_a_file(path)
-        self.write_json(path, obj)
+        """Write one sample file (the only writes that stand for target calls). The rename
+        replaces a symlink in its place (a loop, or one leading nowhere); a directory there (no
+        sample, `has_sample`) is removed and the write made again: checking first cost two
+        failed syscalls on every sample."""
+        try:
+            self.write_json(path, obj)
+        except IsADirectoryError:
+            remove_not_a_file(path)
+            self.write_json(path, obj)
 
     def save_run(self, run: RunRecord) -> None:
         """Write a completed run record."""
