@@ -2,12 +2,12 @@
 two arms, interleaved) for exactly those.
 
 Each sample is written atomically the moment it arrives, so a killed run loses nothing it finished.
-The calls run here (an asyncio loop, the default) or on a cluster (`executors/`), which only calls.
+The calls run here (threads for targets that block, an asyncio loop for the others) or on a
+cluster (`executors/`), which only calls.
 """
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import re
 import threading
@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from noisefloor.records import CaseRecord
 from noisefloor.store import Store, has_sample
-from noisefloor.targets.base import CaseInput, RawSample, Target
+from noisefloor.targets.base import BlockingTarget, CaseInput, RawSample, Target
 from noisefloor.targets.kinds import kind_named
 
 if TYPE_CHECKING:
+    import asyncio
+
     from noisefloor.targets.source import TargetSource
 
 __all__ = [
@@ -198,6 +200,74 @@ class ArmPending:
     """What a cluster's workers build the target from (a cluster executor needs it)."""
 
 
+def _call_order(arms: Sequence[ArmPending]) -> list[tuple[int, Pending]]:
+    """Every pending call as (arm index, repeat), by repeat, then case, then arm: drift over the
+    run hits every arm alike."""
+    return sorted(
+        ((index, item) for index, arm in enumerate(arms) for item in arm.pending),
+        key=lambda pair: (pair[1].repeat, pair[1].case.case_id, pair[0]),
+    )
+
+
+def _take_blocking(
+    store: Store,
+    arms: Sequence[ArmPending],
+    targets: Sequence[BlockingTarget],
+    jobs: int,
+    on_sample: Callable[[Pending, RawSample], None] | None,
+    on_call: Callable[[Pending], None] | None,
+    on_written: OnWritten | None,
+) -> list[int]:
+    """`_take` for targets that block: each call in a thread of its own (at one job, this one),
+    without an event loop's hand-offs between a call and its sample."""
+    calls = [0] * len(arms)
+    writer = SampleWriter(store, on_written)
+    lock = threading.Lock()
+    stopping = threading.Event()
+
+    def one(index: int, item: Pending) -> None:
+        if stopping.is_set():
+            return
+        if on_call is not None:
+            with lock:
+                on_call(item)
+        case = CaseInput(case_id=item.case.case_id, input=item.input)
+        sample = targets[index].sample_blocking(case, item.repeat, jobs)
+        with lock:
+            if stopping.is_set():  # killed by the stop: not a sample of the program
+                return
+            calls[index] += sample.attempts
+            writer.add(arms[index], item, sample)
+            if on_sample is not None:
+                on_sample(item, sample)
+
+    order = _call_order(arms)
+    try:
+        if jobs == 1:
+            for index, item in order:
+                one(index, item)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="noisefloor-call") as pool:
+                futures = [pool.submit(one, index, item) for index, item in order]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    stopping.set()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for target in targets:
+                        target.kill_all()
+                    raise
+    except BaseException:
+        stopping.set()
+        raise
+    finally:
+        for target in targets:
+            target.kill_all()
+        writer.close()
+    return calls
+
+
 async def _take(
     store: Store,
     arms: Sequence[ArmPending],
@@ -207,6 +277,8 @@ async def _take(
     on_written: OnWritten | None,
     started: list[asyncio.Task[Any]],
 ) -> list[int]:
+    import asyncio
+
     this = asyncio.current_task()
     assert this is not None
     started.append(this)
@@ -229,12 +301,8 @@ async def _take(
         if on_sample is not None:
             on_sample(item, sample)
 
-    # By repeat, then case, then arm: drift over the run hits every arm alike. The semaphore
-    # wakes waiters in order, so the calls start in this order.
-    order = sorted(
-        ((index, item) for index, arm in enumerate(arms) for item in arm.pending),
-        key=lambda pair: (pair[1].repeat, pair[1].case.case_id, pair[0]),
-    )
+    # The semaphore wakes waiters in order, so the calls start in this order.
+    order = _call_order(arms)
     tasks = [asyncio.ensure_future(one(index, item)) for index, item in order]
     started.extend(tasks)
     try:
@@ -279,6 +347,12 @@ def take_interleaved(
         return take_on_dask(
             executor, store, arms, on_sample=on_sample, on_call=on_call, on_written=on_written
         )
+    targets = [arm.target for arm in arms]
+    if all(isinstance(target, BlockingTarget) for target in targets):
+        blocking = [target for target in targets if isinstance(target, BlockingTarget)]
+        return _take_blocking(store, arms, blocking, max(1, jobs), on_sample, on_call, on_written)
+    import asyncio
+
     started: list[asyncio.Task[Any]] = []
     try:
         return asyncio.run(

@@ -14,6 +14,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "BlockingTarget",
     "CaseInput",
     "Outcome",
     "RawSample",
@@ -200,4 +201,18 @@ class Target(Protocol):
 
     async def aclose(self) -> None:
         """Release connections and pools."""
+        ...
+
+
+@runtime_checkable
+class BlockingTarget(Target, Protocol):
+    """A target whose calls block a thread (a program it launches): the harness calls it from
+    threads of its own, without an event loop between the call and its sample."""
+
+    def sample_blocking(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
+        """`sample`, in the calling thread."""
+        ...
+
+    def kill_all(self) -> None:
+        """Stop every call in flight at once (their samples are dropped). Safe from any thread."""
         ...

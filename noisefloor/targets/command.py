@@ -5,7 +5,6 @@ The program's failures (exit status, timeout, unparsable output) become fields o
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import selectors
@@ -158,6 +157,8 @@ class CommandTarget(VersionedTarget):
 
     async def sample(self, case: CaseInput, repeat: int, concurrency: int) -> RawSample:
         """Run the program once in a worker thread (`Target.sample`); the case fills the template."""
+        import asyncio
+
         return await asyncio.to_thread(self.sample_blocking, case, repeat, concurrency)
 
     async def aclose(self) -> None:
@@ -197,7 +198,8 @@ class CommandTarget(VersionedTarget):
             proc = subprocess.Popen(
                 argv,
                 cwd=self.cwd,
-                env={**os.environ, **self.env},
+                # None inherits the harness's environment without copying it per launch
+                env={**os.environ, **self.env} if self.env else None,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -6,7 +6,9 @@ from __future__ import annotations
 import errno
 import gc
 import logging
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from noisefloor.sampling import (
     take_samples,
 )
 from noisefloor.store import Store
+from noisefloor.targets.base import BlockingTarget
+from noisefloor.targets.command import CommandTarget
 from noisefloor.targets.function import FunctionTarget
 
 
@@ -264,3 +268,77 @@ def test_a_sample_indexer_has_indexed_every_sample_once_closed(tmp_path: Path) -
     with Ledger(ledger_path(tmp_path)) as ledger:
         count = ledger._db().execute("SELECT count(*) FROM samples").fetchone()[0]
     assert count == 8
+
+
+# -- targets that block (a program per sample): called from threads, without an event loop ----
+
+#: Sleeps for the seconds its input names, then prints them.
+_SLEEPER = "import sys, time; time.sleep(float(sys.argv[1])); print(sys.argv[1])"
+
+
+def _sleeper(tmp_path: Path) -> CommandTarget:
+    argv = [sys.executable, "-c", _SLEEPER, "{{input}}"]
+    return CommandTarget(argv=argv, cwd=tmp_path, env={}, timeout_s=60, key="k", spec={})
+
+
+def _inputs(cases: list[CaseRecord], *seconds: str) -> list[CaseRecord]:
+    return [case.model_copy(update={"input": s}) for case, s in zip(cases, seconds, strict=True)]
+
+
+def test_a_blocking_target_takes_every_repeat_once_in_order(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    pending = pending_samples(store, _inputs(_cases(store, 3, 2), "0", "0", "0"))
+    assert isinstance(_sleeper(tmp_path), BlockingTarget)
+    started: list[tuple[str, int]] = []
+
+    calls = take_samples(
+        store,
+        _sleeper(tmp_path),
+        pending,
+        jobs=1,
+        on_call=lambda p: started.append((p.case.case_id, p.repeat)),
+    )
+
+    assert calls == 6
+    assert started == [(f"case-{i}", r) for r in range(2) for i in range(3)]
+    for item in pending:
+        sample = orjson.loads(item.path.read_bytes())
+        assert (sample["case_id"], sample["repeat"], sample["outcome"]) == (
+            item.case.case_id,
+            item.repeat,
+            "ok",
+        )
+
+
+def test_blocking_calls_run_jobs_at_a_time(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    pending = pending_samples(store, _inputs(_cases(store, 4, 1), "0.5", "0.5", "0.5", "0.5"))
+    started = time.monotonic()
+
+    assert take_samples(store, _sleeper(tmp_path), pending, jobs=4) == 4
+
+    # four half-second calls at once take about half a second, not two
+    assert time.monotonic() - started < 1.5
+    assert all(item.path.exists() for item in pending)
+
+
+def test_an_interrupted_blocking_run_keeps_what_finished_and_writes_no_killed_call(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "store")
+    # case-0 answers at once; case-1 would take a minute: the interruption kills it
+    pending = pending_samples(store, _inputs(_cases(store, 2, 1), "0", "60"))
+    seen: list[str] = []
+
+    def interrupt(item: Any, sample: Any) -> None:
+        seen.append(item.case.case_id)
+        raise KeyboardInterrupt  # as Ctrl-C would, with case-1's call in flight
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        take_samples(store, _sleeper(tmp_path), pending, jobs=2, on_sample=interrupt)
+
+    assert time.monotonic() - started < 10
+    assert seen == ["case-0"]
+    assert pending[0].path.exists()
+    assert not pending[1].path.exists()
