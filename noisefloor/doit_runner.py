@@ -128,6 +128,25 @@ def _quiet_process() -> Iterator[io.StringIO]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def _no_plugin_scan() -> Iterator[None]:
+    """doit looks for third-party commands, backends and reporters in the entry points of every
+    installed distribution, three scans per invocation (22 ms with this project's development
+    dependencies); the engine names its own backend and reporter, so it looks up none."""
+    import doit.plugin
+
+    scan = doit.plugin.entry_points_impl
+    doit.plugin.entry_points_impl = lambda: _no_entry_points
+    try:
+        yield
+    finally:
+        doit.plugin.entry_points_impl = scan
+
+
+def _no_entry_points(group: str) -> tuple[()]:
+    return ()
+
+
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
     return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
 
@@ -243,7 +262,7 @@ def run_tasks(store: Store, tasks: Sequence[Task], rebuilds: int = REBUILDS) -> 
     store.ensure()
     _usable_db(store)
     plugins = {"BACKEND": {_BACKEND: f"{__name__}:{_BACKEND_CLASS}"}}
-    with _quiet_process() as doit_err:
+    with _quiet_process() as doit_err, _no_plugin_scan():
         code = DoitMain(Loader(), config_filenames=(), extra_config=plugins).run(
             ["run", "--continue"]
         )
