@@ -8,8 +8,11 @@ scoring, writing the run), the harness's cost per sample beyond the launch itsel
 less the cached one and the bare loop, per sample), and a floor: a fresh process that only
 imports what reading a suite file takes before the first launch (pyyaml, and pydantic with one
 model defined), added to the bare loop. No harness that validates its suite with pydantic can
-beat that floor; and the same launches from a process that imported what a run imports. It
-times `noisefloor run` (one sample per repeat, no comparison).
+beat that floor; and the same launches from a process that imported what a run imports. Also
+the cost of the file each sample is stored in: the same number of small files written the way the
+store writes them (a temporary file, then a rename) into fresh directories of the store's depth,
+by a bare loop; on some file systems that costs as much as a launch. It times `noisefloor run`
+(one sample per repeat, no comparison).
 
 Usage: python bench/overhead.py [--rounds 7] [--jobs 1]. Targets at --jobs 1: at most 2.0x the
 bare loop, and under 1 ms per sample beyond the launch.
@@ -18,6 +21,7 @@ bare loop, and under 1 ms per sample beyond the launch.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -59,6 +63,23 @@ def loaded_loop(argvs: list[list[str]]) -> float:
     return float(proc.stdout)
 
 
+def store_files(directory: Path, cases: int, repeats: int) -> None:
+    """The reference for storing samples: one small file per sample, written atomically (a
+    temporary file, then a rename) into a fresh directory per case, as deep as the store's, in
+    the order a run writes them (repeat 0 of every case first)."""
+    parent = directory / "samples" / "suite" / ("k" * 16) / "e0"
+    dirs = [parent / f"case-{i}" / ("h" * 16) for i in range(cases)]
+    payload = b"x" * 700  # about a sample of echo's size
+    for repeat in range(repeats):
+        for case_dir in dirs:
+            case_dir.mkdir(parents=True, exist_ok=True)
+            tmp, final = case_dir / f".r{repeat}.tmp", case_dir / f"r{repeat}.json"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, payload)
+            os.close(fd)
+            os.replace(tmp, final)
+
+
 def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
     """Time the bare loop and the harness on one command, interleaved round by round."""
     argvs = [
@@ -66,7 +87,7 @@ def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
         for i in range(CASES)
         for _ in range(REPEATS)
     ]
-    harness, bare, cached, floor, loaded = [], [], [], [], []
+    harness, bare, cached, floor, loaded, files = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         suite = write_suite(work, "overhead", command, CASES, REPEATS)
@@ -75,6 +96,7 @@ def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
             bare.append(timed(bare_loop, argvs))
             floor.append(import_floor())
             loaded.append(loaded_loop(argvs))
+            files.append(timed(store_files, work / f"files{round_}", CASES, REPEATS))
             harness.append(noisefloor("--root", root, "run", suite, "--jobs", str(jobs)))
             cached.append(noisefloor("--root", root, "run", suite))
     h, b, c, f = median(harness), median(bare), median(cached), median(floor)
@@ -85,6 +107,11 @@ def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
     print(f"  fixed cost (the same run fully cached): {c:.3f} s")
     per_sample = 1000 * (h - c - b) / len(argvs)
     print(f"  per-sample cost beyond the launch: {per_sample:+.2f} ms  (target < 1 ms)")
+    per_file = 1000 * median(files) / len(argvs)
+    print(
+        f"    of which storing it: a bare loop writing {len(argvs)} such files takes"
+        f" {per_file:.2f} ms per file; the rest: {per_sample - per_file:+.2f} ms"
+    )
     print(f"  ratio to the bare loop: {h / b:.2f}x  (target <= 2.0x)")
     print(f"  floor: a process importing pyyaml and pydantic alone takes {f:.3f} s,", end=" ")
     print(f"so no harness validating suites with them can do better than {(f + b) / b:.2f}x")
