@@ -57,6 +57,20 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+_devnull: list[int] = []
+_devnull_lock = threading.Lock()
+
+
+def _stdin() -> int:
+    """A descriptor of the null device, opened once per process: what each launch reads from
+    (subprocess's DEVNULL opens and closes it again at every launch)."""
+    if not _devnull:
+        with _devnull_lock:
+            if not _devnull:
+                _devnull.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    return _devnull[0]
+
+
 def _cpu_seconds(usage: Any) -> float:
     return float(usage.ru_utime + usage.ru_stime)
 
@@ -200,7 +214,7 @@ class CommandTarget(VersionedTarget):
                 cwd=self.cwd,
                 # None inherits the harness's environment without copying it per launch
                 env={**os.environ, **self.env} if self.env else None,
-                stdin=subprocess.DEVNULL,
+                stdin=_stdin(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 # its own process group, so a timeout can kill grandchildren too; cheaper to
