@@ -201,7 +201,7 @@ class ArmPending:
 
 
 def _call_order(arms: Sequence[ArmPending]) -> list[tuple[int, Pending]]:
-    """Every pending call as (arm index, repeat), by repeat, then case, then arm: drift over the
+    """Every pending call with its arm's index, by repeat, then case, then arm: drift over the
     run hits every arm alike."""
     return sorted(
         ((index, item) for index, arm in enumerate(arms) for item in arm.pending),
@@ -253,14 +253,12 @@ def _take_blocking(
                     for future in futures:
                         future.result()
                 except BaseException:
+                    # calls in flight are killed and their samples dropped; queued ones never start
                     stopping.set()
                     pool.shutdown(wait=False, cancel_futures=True)
                     for target in targets:
                         target.kill_all()
                     raise
-    except BaseException:
-        stopping.set()
-        raise
     finally:
         for target in targets:
             target.kill_all()
