@@ -83,7 +83,9 @@ def pooled_baseline(
             start = _fresh_from(store, case, start, end, cutoff)
             if start == end:
                 stale.append(case.case_id)
-        cases.append(case.model_copy(update={"repeats": end, "start": start}))
+        if (end, start) != (case.repeats, case.start):
+            case = case.model_copy(update={"repeats": end, "start": start})
+        cases.append(case)
     if stale:
         shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
         raise UsageError(
@@ -102,7 +104,11 @@ def against_pool(pool: RunRecord, cand: RunRecord) -> RunRecord:
     cases = []
     for case in cand.cases:
         same = held.get(case.case_id)
-        if same is not None and same.sample_dir == case.sample_dir:
+        if (
+            same is not None
+            and same.sample_dir == case.sample_dir
+            and (same.repeats, same.start) != (case.repeats, case.start)
+        ):
             case = case.model_copy(update={"repeats": same.repeats, "start": same.start})
         cases.append(case)
     return cand.model_copy(update={"cases": cases})
