@@ -201,15 +201,17 @@ class Ledger(Database):
         self.write(work)
 
     def _twin(self, store: Store, run: RunRecord) -> str | None:
-        """An indexed run whose rows this run's would repeat: the newest other run of its suite
-        and target version, resting on the same repeats of the same sample sets with the same
-        scorers, every repeat of it scored. None when there is none.
+        """An indexed run whose rows this run's would repeat: the newest other run of its suite,
+        target version and harness version, resting on the same repeats of the same sample sets
+        with the same scorers, every repeat of it scored. None when there is none.
 
         A score file is named for what it is computed from, so such a run's statuses are this
         run's: a no-op check copies them instead of reading a score file per case.
         """
         db = self._db()
-        found = db.execute(_NEWEST_OTHER_RUN, (run.suite, run.target.key, run.run_id)).fetchone()
+        found = db.execute(
+            _NEWEST_OTHER_RUN, (run.suite, run.target.key, run.harness_version, run.run_id)
+        ).fetchone()
         if found is None:
             return None
         twin_id = found[0]
@@ -301,9 +303,11 @@ class Ledger(Database):
         return rows
 
 
-#: The newest other indexed run of a suite and target version (`Ledger._twin`).
+#: The newest other indexed run of a suite and target version taken by this harness version
+#: (and so indexed by code that reads score files as this code does) (`Ledger._twin`).
 _NEWEST_OTHER_RUN = (
-    "SELECT run_id FROM run_records WHERE suite = ? AND target_key = ? AND run_id != ? "
+    "SELECT run_id FROM run_records "
+    "WHERE suite = ? AND target_key = ? AND harness_version = ? AND run_id != ? "
     "ORDER BY started_at DESC, run_id DESC LIMIT 1"
 )
 #: A run's rows, and how many of them found no score file.

@@ -616,7 +616,7 @@ def test_a_run_resting_on_what_an_indexed_run_rests_on_takes_its_rows(tmp_path: 
     assert [r["status"] for r in rows[again.run_id]] == ["pass", "fail", "pass"]
 
 
-def test_a_run_on_other_scorers_or_an_unscored_one_reads_its_score_files(tmp_path: Path) -> None:
+def test_a_run_unlike_the_indexed_ones_reads_its_score_files(tmp_path: Path) -> None:
     fx = Fixture(tmp_path / "store")
     case = fx.case("capital", [_http("capital", k, "Paris") for k in range(2)], ["0:contains"])
     unscored = fx.run("20250101T000000-demo", [case])
@@ -625,14 +625,17 @@ def test_a_run_on_other_scorers_or_an_unscored_one_reads_its_score_files(tmp_pat
         update={"scorers": [case.scorers[0].model_copy(update={"impl_hash": "other"})]}
     )
     other = fx.run("20250103T000000-demo", [edited])
+    newer = fx.run("20250104T000000-demo", [case]).model_copy(update={"harness_version": "9.0"})
+    fx.store.save_run(newer)
     read: list[str] = []
     with Ledger(ledger_path(fx.root), _counting(read)) as ledger:
         ledger.index_run(fx.root, unscored)
         fx.score(case, "0:contains", [(OK, ""), (FAIL, "missing:Paris")])
         ledger.index_run(fx.root, scored)  # the earlier run's rows found no score file
+        ledger.index_run(fx.root, newer)  # another harness version may read them otherwise
         ledger.index_run(fx.root, other)  # another scorer's files are not these
         rows = _by_run(ledger.ledger_rows())
-    assert read == ["capital"] * 3
+    assert read == ["capital"] * 4
     assert [r["reason"] for r in rows[unscored.run_id]] == ["unscored", "unscored"]
     assert [r["status"] for r in rows[scored.run_id]] == ["pass", "fail"]
     assert [r["reason"] for r in rows[other.run_id]] == ["unscored", "unscored"]
