@@ -2,8 +2,10 @@
 5 repeats. Prints the no-op time and its ratio to the cold run that took the samples.
 
 A check that finds every derived file current decides from the whole comparison's key, without
-starting the pipeline (`engine.run_comparison`). It times `noisefloor check` with the suite's own
-design (sequential: every case is of the baseline's version, so none takes a fresh repeat).
+starting the pipeline (`engine.run_comparison`), and indexes its run by copying the ledger rows of
+the run before it, which rests on the same samples (`Ledger.index_run`). It times `noisefloor
+check` with the suite's own design (sequential: every case is of the baseline's version, so none
+takes a fresh repeat).
 
 Usage: python bench/noop.py [--cases 2000] [--repeats 5] [--rounds 3]. Target: under 1.5 s.
 """

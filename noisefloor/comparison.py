@@ -46,7 +46,10 @@ __all__ = [
 
 
 def require_samples(store: Store, cases: list[CaseRecord]) -> None:
-    missing = missing_samples(store, cases)
+    # a case both runs share (nothing changed) names the same files twice: stat them once
+    sets = {(c.sample_dir, c.start, c.repeats): c for c in cases}
+    gone = {key: missing_samples(store, [case]) for key, case in sets.items()}
+    missing = [path for c in cases for path in gone[c.sample_dir, c.start, c.repeats]]
     if missing:
         shown = ", ".join(store.rel(p) for p in missing[:3])
         raise StoreError(
@@ -89,7 +92,7 @@ def _one_or_all(values: set[int]) -> int | list[int]:
     return ordered[0] if len(ordered) == 1 else ordered
 
 
-def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
+def _rests_on(store: Store, run: RunRecord, saved: RunRecord | None) -> list[dict[str, Any]]:
     """The runs that took the repeats a run's cases hold, oldest first: the run itself and the
     earlier runs of its label, each with the repeats per case it took."""
     held = {c.case_id: c.sample_dir for c in run.cases}
@@ -97,7 +100,10 @@ def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
     for run_id in [*run.pooled_runs, run.run_id]:
         # a deep baseline rests on more than its run took: what each run took is on disk
         path = store.run_path(run.suite, run_id)
-        taker = store.load_run(run.suite, run_id) if path.exists() else run
+        if saved is not None and saved.run_id == run_id:
+            taker = saved
+        else:
+            taker = store.load_run(run.suite, run_id) if path.exists() else run
         taken = {
             c.repeats - c.first_repeat for c in taker.cases if held.get(c.case_id) == c.sample_dir
         }
@@ -106,10 +112,13 @@ def _rests_on(store: Store, run: RunRecord) -> list[dict[str, Any]]:
     return out
 
 
-def run_summary(run: RunRecord, store: Store | None = None) -> RunSummary:
-    """What a report says of one side; given the store, which runs its repeats come from."""
+def run_summary(
+    run: RunRecord, store: Store | None = None, saved: RunRecord | None = None
+) -> RunSummary:
+    """What a report says of one side; given the store, which runs its repeats come from
+    (`saved`: the run as its file holds it, when the caller has it at hand)."""
     reps = sorted({c.repeats - c.start for c in run.cases})
-    rests_on = {"rests_on": _rests_on(store, run)} if store is not None else {}
+    rests_on = {"rests_on": _rests_on(store, run, saved)} if store is not None else {}
     summary = {
         "run_id": run.run_id,
         "started_at": run.started_at,

@@ -146,7 +146,8 @@ class Ledger(Database):
         """Upsert a run, the status of each repeat it took and its samples, in one transaction.
 
         The status comes from the run's score files; a repeat without one is `invalid`
-        (`unscored`). Sample files that are missing are skipped. A labelled run also refreshes
+        (`unscored`). A run that rests on what an indexed run rests on (`_twin`: a check that
+        changed nothing) takes that run's statuses instead. Sample files that are missing are skipped. A labelled run also refreshes
         which runs its label names (`--replace` drops the earlier ones from the label's rows).
 
         Args:
@@ -158,25 +159,24 @@ class Ledger(Database):
         """
         store = Store(store_root)
         record = run_row(run)
-        links = run_sample_rows(store, run, self._scores())
-        # sample files never change once written: read only those not indexed yet (a no-op
-        # check of 2,000 cases x 5 repeats otherwise rereads 10,000 files)
-        known = {
-            row[0]
-            for row in self._db().execute(
-                "SELECT sample_path FROM samples WHERE suite = ?", (run.suite,)
-            )
-        }
+        score_files = self._scores()
+        twin = self._twin(store, run)
+        links: list[Row] = []
+        if twin is None:
+            links = run_sample_rows(store, run, score_files)
+            # sample files never change once written: read only those not indexed yet (a
+            # no-op check of 2,000 cases x 5 repeats otherwise rereads 10,000 files)
+            known = {
+                row[0]
+                for row in self._db().execute(
+                    "SELECT sample_path FROM samples WHERE suite = ?", (run.suite,)
+                )
+            }
+            unread = [r["sample_path"] for r in links if r["sample_path"] not in known]
+        else:
+            unread = [row[0] for row in self._db().execute(_UNINDEXED_SAMPLES, (twin,))]
         # files are read before the transaction, so the write lock is held only for the writes
-        samples = [
-            s
-            for s in (
-                read_sample(store.root, r["sample_path"])
-                for r in links
-                if r["sample_path"] not in known
-            )
-            if s
-        ]
+        samples = [s for s in (read_sample(store.root, rel) for rel in unread) if s]
 
         members = (
             [label_row(run.suite, run.label, r) for r in store.label_runs(run.suite, run.label)]
@@ -187,7 +187,10 @@ class Ledger(Database):
         def work(conn: sqlite3.Connection) -> None:
             conn.execute(UPSERT_RUN, record)
             conn.execute("DELETE FROM run_samples WHERE run_id = ?", (run.run_id,))
-            conn.executemany(UPSERT_RUN_SAMPLE, links)
+            if twin is None:
+                conn.executemany(UPSERT_RUN_SAMPLE, links)
+            else:
+                conn.execute(_COPY_RUN_SAMPLES, (run.run_id, twin))
             conn.executemany(UPSERT_SAMPLE, samples)
             if run.label:
                 conn.execute(
@@ -196,6 +199,42 @@ class Ledger(Database):
                 conn.executemany(UPSERT_LABEL_RUN, members)
 
         self.write(work)
+
+    def _twin(self, store: Store, run: RunRecord) -> str | None:
+        """An indexed run whose rows this run's would repeat: the newest other run of its suite,
+        target version and harness version, resting on the same repeats of the same sample sets
+        with the same scorers, every repeat of it scored. None when there is none.
+
+        A score file is named for what it is computed from, so such a run's statuses are this
+        run's: a no-op check copies them instead of reading a score file per case.
+        """
+        db = self._db()
+        found = db.execute(
+            _NEWEST_OTHER_RUN, (run.suite, run.target.key, run.harness_version, run.run_id)
+        ).fetchone()
+        if found is None:
+            return None
+        twin_id = found[0]
+        rows, unscored = db.execute(_SCORED_ROWS, (twin_id,)).fetchone()
+        if unscored or rows != sum(c.repeats - c.first_repeat for c in run.cases):
+            return None
+        try:
+            # its file as JSON, not a validated record: any other shape is simply no twin
+            cases = store.read_json(store.run_path(run.suite, twin_id))["cases"]
+            inputs = [
+                (
+                    c["case_id"],
+                    c["sample_dir"],
+                    c.get("start", 0),
+                    c.get("first_repeat", 0),
+                    c["repeats"],
+                    [(u["label"], u["name"], u["params"], u["impl_hash"]) for u in c["scorers"]],
+                )
+                for c in cases
+            ]
+        except (StoreError, LookupError, TypeError, AttributeError):  # gone or damaged: none
+            return None
+        return twin_id if inputs == _row_inputs(run) else None
 
     def rebuild(self, store_root: Path) -> dict[str, int]:
         """Recreate the ledger from every sample file and run record under the root.
@@ -262,6 +301,48 @@ class Ledger(Database):
         for row in rows:
             row["output_text"] = _cut(row["output_text"])
         return rows
+
+
+#: The newest other indexed run of a suite and target version taken by this harness version
+#: (and so indexed by code that reads score files as this code does) (`Ledger._twin`).
+_NEWEST_OTHER_RUN = (
+    "SELECT run_id FROM run_records "
+    "WHERE suite = ? AND target_key = ? AND harness_version = ? AND run_id != ? "
+    "ORDER BY started_at DESC, run_id DESC LIMIT 1"
+)
+#: A run's rows, and how many of them found no score file.
+_SCORED_ROWS = (
+    "SELECT count(*), coalesce(sum(reason = 'unscored'), 0) FROM run_samples WHERE run_id = ?"
+)
+#: The sample files a run's rows name that the `samples` table does not hold.
+_UNINDEXED_SAMPLES = (
+    "SELECT rs.sample_path FROM run_samples AS rs "
+    "LEFT JOIN samples AS s ON s.sample_path = rs.sample_path "
+    "WHERE rs.run_id = ? AND s.sample_path IS NULL"
+)
+#: One run's rows copied under another run's id.
+_COPY_RUN_SAMPLES = (
+    "INSERT OR REPLACE INTO run_samples "
+    "(run_id, case_id, repeat_idx, sample_path, status, reason) "
+    "SELECT ?, case_id, repeat_idx, sample_path, status, reason "
+    "FROM run_samples WHERE run_id = ?"
+)
+
+
+def _row_inputs(run: RunRecord) -> list[tuple[object, ...]]:
+    """What a run's `run_samples` rows are computed from (`run_sample_rows`): each case's
+    sample set, the repeats the run took, and its scorers as the score files name them."""
+    return [
+        (
+            c.case_id,
+            c.sample_dir,
+            c.start,
+            c.first_repeat,
+            c.repeats,
+            [(u.label, u.name, u.params, u.impl_hash) for u in c.scorers],
+        )
+        for c in run.cases
+    ]
 
 
 def _cut(text: str | None) -> str | None:

@@ -33,14 +33,13 @@ def parse_age(text: str) -> float:
 
 
 def held_repeats(store: Store, case: CaseRecord) -> int:
-    """How many repeats the case's sample directory holds without a gap from r0."""
-    directory = store.abs_str(case.sample_dir)
-    try:
-        names = set(os.listdir(directory))
-    except FileNotFoundError:
-        return 0
+    """How many repeats the case's sample directory holds without a gap from r0.
+
+    A stat per repeat and one past the last: listing the directory first cost more syscalls
+    than the stat it spares."""
+    prefix = os.path.join(store.abs_str(case.sample_dir), "r")
     held = 0
-    while f"r{held}.json" in names and has_sample(os.path.join(directory, f"r{held}.json")):
+    while has_sample(f"{prefix}{held}.json"):
         held += 1
     return held
 
@@ -83,7 +82,9 @@ def pooled_baseline(
             start = _fresh_from(store, case, start, end, cutoff)
             if start == end:
                 stale.append(case.case_id)
-        cases.append(case.model_copy(update={"repeats": end, "start": start}))
+        if (end, start) != (case.repeats, case.start):
+            case = case.model_copy(update={"repeats": end, "start": start})
+        cases.append(case)
     if stale:
         shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
         raise UsageError(
@@ -102,7 +103,11 @@ def against_pool(pool: RunRecord, cand: RunRecord) -> RunRecord:
     cases = []
     for case in cand.cases:
         same = held.get(case.case_id)
-        if same is not None and same.sample_dir == case.sample_dir:
+        if (
+            same is not None
+            and same.sample_dir == case.sample_dir
+            and (same.repeats, same.start) != (case.repeats, case.start)
+        ):
             case = case.model_copy(update={"repeats": same.repeats, "start": same.start})
         cases.append(case)
     return cand.model_copy(update={"cases": cases})

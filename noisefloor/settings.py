@@ -128,8 +128,9 @@ class RuleSettings:
         return out
 
     def for_case(self, gates: Mapping[str, ScorerGate]) -> RuleSettings:
-        """These settings with the scorers' own thresholds of one case."""
-        return replace(self, gates=gates)
+        """These settings with the scorers' own thresholds of one case (these very settings
+        when they hold those already: a suite of thousands of cases mostly sets none)."""
+        return self if gates == self.gates else replace(self, gates=gates)
 
     def scorer(self, label: str, continuous: bool = False) -> ScorerSettings:
         """The effective thresholds of one scorer: its own, else the rule-wide ones, else the

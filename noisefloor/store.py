@@ -147,9 +147,15 @@ class Store(RootedFiles):
         Target version and epoch come first so that one baseline's samples are one directory
         (`samples/<suite>/<target_key>/e<epoch>/`), which the store's .gitignore can name.
         """
+        return self.root / self.sample_rel(suite, case_id, target_key, case_key, epoch)
+
+    @staticmethod
+    def sample_rel(suite: str, case_id: str, target_key: str, case_key: str, epoch: int) -> str:
+        """`sample_dir` relative to the root, as records name it: a plain string, for a run
+        records one per case, and pathlib's joins of each took longer than the rest of it."""
         _check_name(suite, "suite name")
         _check_name(case_id, "case id")
-        return self.root / "samples" / suite / target_key / f"e{epoch}" / case_id / case_key
+        return f"samples/{suite}/{target_key}/e{epoch}/{case_id}/{case_key}"
 
     @staticmethod
     def sample_path(sample_dir: Path, repeat: int) -> Path:

@@ -121,14 +121,14 @@ def case_records(
     cases = []
     for case in suite.cases:
         key_of_case = case_key(case)
-        sample_dir = store.sample_dir(suite.name, case.id, key, key_of_case, epoch)
+        sample_dir = store.sample_rel(suite.name, case.id, key, key_of_case, epoch)
         cases.append(
             CaseRecord(
                 case_id=case.id,
                 case_key=key_of_case,
                 input=redactor.text(case.input),
                 repeats=repeats or case.repeats,
-                sample_dir=store.rel(sample_dir),
+                sample_dir=sample_dir,
                 tags=list(case.tags),
                 scorers=scorer_uses(case),
                 line=case.line,

@@ -75,7 +75,9 @@ def sequential_check(
     """
     # a screen below min_valid could judge nothing: every case would go to confirmation
     screen_cases = [
-        c.model_copy(update={"repeats": max(c.repeats, c.first_repeat + settings.min_valid)})
+        c
+        if c.repeats >= c.first_repeat + settings.min_valid
+        else c.model_copy(update={"repeats": c.first_repeat + settings.min_valid})
         for c in sampler.cases()
     ]
     _check_budget(sampler, screen_cases, design)
@@ -126,6 +128,8 @@ def sequential_check(
     evidence = _evidence(pool, screen_cases, run, same)
     cases = combine(screened["cases"], confirmed, stops, evidence, design.max_calls)
     shown_run = against_pool(pool, run)
+    # the screen's comparison summed up this very pool, unless confirmations moved it
+    shown_pool = run_summary(pool, store) if fresh else screened["runs"].baseline
     parts = {
         **screened,
         "candidate": run.run_id,
@@ -133,7 +137,7 @@ def sequential_check(
         "work": work,
         "settings": ReportSettings.model_validate(settings.config()),
         "suite_summary": suite_summary(cases, settings),
-        "runs": Runs(baseline=run_summary(pool, store), candidate=run_summary(shown_run, store)),
+        "runs": Runs(baseline=shown_pool, candidate=run_summary(shown_run, store, run)),
     }
     summary = _summary(
         settings,

@@ -579,3 +579,63 @@ def test_statuses_from_score_files_the_engine_wrote(tmp_path: Path) -> None:
     assert got[0] == ("pass", "ok")
     assert got[1][0] == "fail" and got[1][1].startswith("0:contains: ")
     assert got[2] == ("fail", "error:finish: finish:length")
+
+
+def _counting(read: list[str]) -> Any:
+    """`score_file`, noting the case of every score file the ledger looks for."""
+
+    def score_files(store: Store, suite: str, case: CaseRecord, use: ScorerUse) -> Path:
+        read.append(case.case_id)
+        return score_file(store, suite, case, use)
+
+    return score_files
+
+
+def _by_run(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        shown = {k: v for k, v in row.items() if k not in ("run_id", "started_at")}
+        out.setdefault(row["run_id"], []).append(shown)
+    return out
+
+
+def test_a_run_resting_on_what_an_indexed_run_rests_on_takes_its_rows(tmp_path: Path) -> None:
+    """A check that changed nothing indexes its run without reading a score file per case."""
+    fx = Fixture(tmp_path / "store")
+    case = fx.case("capital", [_http("capital", k, "Paris") for k in range(3)], ["0:contains"])
+    fx.score(case, "0:contains", [(OK, ""), (FAIL, "missing:Paris"), (OK, "")])
+    first = fx.run("20250101T000000-demo", [case])
+    again = fx.run("20250102T000000-demo", [case])
+    read: list[str] = []
+    with Ledger(ledger_path(fx.root), _counting(read)) as ledger:
+        ledger.index_run(fx.root, first)
+        ledger.index_run(fx.root, again)
+        rows = _by_run(ledger.ledger_rows())
+    assert read == ["capital"]
+    assert rows[again.run_id] == rows[first.run_id]
+    assert [r["status"] for r in rows[again.run_id]] == ["pass", "fail", "pass"]
+
+
+def test_a_run_unlike_the_indexed_ones_reads_its_score_files(tmp_path: Path) -> None:
+    fx = Fixture(tmp_path / "store")
+    case = fx.case("capital", [_http("capital", k, "Paris") for k in range(2)], ["0:contains"])
+    unscored = fx.run("20250101T000000-demo", [case])
+    scored = fx.run("20250102T000000-demo", [case])
+    edited = case.model_copy(
+        update={"scorers": [case.scorers[0].model_copy(update={"impl_hash": "other"})]}
+    )
+    other = fx.run("20250103T000000-demo", [edited])
+    newer = fx.run("20250104T000000-demo", [case]).model_copy(update={"harness_version": "9.0"})
+    fx.store.save_run(newer)
+    read: list[str] = []
+    with Ledger(ledger_path(fx.root), _counting(read)) as ledger:
+        ledger.index_run(fx.root, unscored)
+        fx.score(case, "0:contains", [(OK, ""), (FAIL, "missing:Paris")])
+        ledger.index_run(fx.root, scored)  # the earlier run's rows found no score file
+        ledger.index_run(fx.root, newer)  # another harness version may read them otherwise
+        ledger.index_run(fx.root, other)  # another scorer's files are not these
+        rows = _by_run(ledger.ledger_rows())
+    assert read == ["capital"] * 4
+    assert [r["reason"] for r in rows[unscored.run_id]] == ["unscored", "unscored"]
+    assert [r["status"] for r in rows[scored.run_id]] == ["pass", "fail"]
+    assert [r["reason"] for r in rows[other.run_id]] == ["unscored", "unscored"]
