@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,10 +46,6 @@ from noisefloor.templating import check_value, render_value
 
 __all__ = ["HttpTarget"]
 
-#: Requests one pool carries at once. httpcore's pool does work quadratic in its connection
-#: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
-#: costs more CPU than the requests, so the shared pool is split into pools of this size.
-CONNECTIONS_PER_POOL = 4
 #: What the transport raises when a request did not get an answer: worth another attempt.
 _TRANSPORT_ERRORS = (
     httpcore.NetworkError,
@@ -59,14 +54,6 @@ _TRANSPORT_ERRORS = (
     OSError,
 )
 _REDACTED = "[REDACTED]"
-
-
-@dataclass
-class _Shard:
-    """One part of the shared pool, and how many requests it carries right now."""
-
-    pool: httpcore.AsyncConnectionPool
-    busy: int = 0
 
 
 def _scrub(obj: Any, secret: str) -> Any:
@@ -80,12 +67,12 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
-async def _close_pools(shards: list[_Shard]) -> None:
-    await asyncio.gather(*(shard.pool.aclose() for shard in shards))
+async def _close_pools(pools: list[httpcore.AsyncConnectionPool]) -> None:
+    await asyncio.gather(*(pool.aclose() for pool in pools))
 
 
-async def _close_when_cancelled(shards: list[_Shard]) -> None:
-    """Wait until cancelled, then close the pools in `shards`.
+async def _close_when_cancelled(pools: list[httpcore.AsyncConnectionPool]) -> None:
+    """Wait until cancelled, then close the pools in `pools`.
 
     A caller may end its event loop without calling `aclose`; `asyncio.run` cancels the tasks
     left when its coroutine returns, so this closes the loop's connections before the loop
@@ -94,15 +81,15 @@ async def _close_when_cancelled(shards: list[_Shard]) -> None:
     try:
         await asyncio.get_running_loop().create_future()
     finally:
-        await _close_pools(shards)
+        await _close_pools(pools)
 
 
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
-    All samples share one connection pool (split into small pools, see `CONNECTIONS_PER_POOL`),
-    a run-wide retry budget and a pause: a 429 seen by any call holds back every call until the
-    endpoint's requested delay has passed.
+    All samples share one connection pool (made of httpcore pools of one connection each, see
+    `_pool`), a run-wide retry budget and a pause: a 429 seen by any call holds back every call
+    until the endpoint's requested delay has passed.
 
     Requests go through httpcore, the transport under httpx, used directly: httpx's client
     layer (request and response models, auth, redirects, cookies) cost 1.2 ms of CPU per
@@ -160,8 +147,10 @@ class HttpTarget(VersionedTarget):
         self._extensions = {
             "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
         }
-        self._shards: list[_Shard] = []
-        self._shards_loop: asyncio.AbstractEventLoop | None = None
+        #: Every pool made in the current loop, and those of them carrying no request now.
+        self._pools: list[httpcore.AsyncConnectionPool] = []
+        self._idle: list[httpcore.AsyncConnectionPool] = []
+        self._pools_loop: asyncio.AbstractEventLoop | None = None
         self._closer: asyncio.Task[None] | None = None
         self._proxy = proxy_for(self.url)
         proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
@@ -248,30 +237,35 @@ class HttpTarget(VersionedTarget):
 
     async def aclose(self) -> None:
         """Close the shared pool and its connections."""
-        shards = list(self._shards)
-        self._shards.clear()  # the list the closer holds: cancelled, it closes nothing
+        pools = list(self._pools)
+        self._pools.clear()  # the list the closer holds: cancelled, it closes nothing
         if self._closer is not None:
             self._closer.cancel()
-        self._shards_loop, self._closer = None, None
-        await _close_pools(shards)
+        self._pools_loop, self._closer = None, None
+        await _close_pools(pools)
 
     # -- one call ----------------------------------------------------------------------------
 
-    def _shard(self) -> _Shard:
-        """The least busy pool, a new one when all are full; created in the running loop.
+    def _pool(self) -> httpcore.AsyncConnectionPool:
+        """A pool carrying no request, a new one when all are busy; created in the running loop.
 
-        The pool so grows to the number of requests seen in flight at once and never makes a
+        The pools so grow to the number of requests seen in flight at once and never make a
         request wait for a free connection (the harness's own semaphore bounds concurrency).
+        The caller hands the pool back to `_idle` when its request is done.
+
+        One connection per pool: httpcore's pool does work quadratic in its connection count on
+        every request (encode/httpx#3215); at 50 connections in one pool its bookkeeping cost
+        more CPU than the requests, and pools of four still 5% more than pools of one.
         """
         loop = asyncio.get_running_loop()
-        if self._shards_loop is not loop:
+        if self._pools_loop is not loop:
             # pools are bound to the loop they were made in; a new loop needs new ones, and the
             # old loop's were closed when it ended
-            self._shards, self._shards_loop = [], loop
-            self._closer = loop.create_task(_close_when_cancelled(self._shards))
-        best = min(self._shards, key=lambda shard: shard.busy, default=None)
-        if best is not None and best.busy < CONNECTIONS_PER_POOL:
-            return best
+            self._pools, self._idle, self._pools_loop = [], [], loop
+            self._closer = loop.create_task(_close_when_cancelled(self._pools))
+        if self._idle:
+            # the most recently used: its connection is the likeliest to be alive still
+            return self._idle.pop()
         if self._ssl is None and self._tls:
             # once per target, not once per pool
             self._ssl = load_ssl_context(self._ca)
@@ -279,7 +273,7 @@ class HttpTarget(VersionedTarget):
         if self._proxy is None:
             pool = httpcore.AsyncConnectionPool(
                 ssl_context=self._ssl,
-                max_connections=CONNECTIONS_PER_POOL,
+                max_connections=1,
                 network_backend=self._backend,
             )
         else:
@@ -295,11 +289,11 @@ class HttpTarget(VersionedTarget):
                 proxy_auth=proxy.auth,
                 ssl_context=self._ssl,
                 proxy_ssl_context=self._ssl if proxy.scheme == "https" else None,
-                max_connections=CONNECTIONS_PER_POOL,
+                max_connections=1,
                 network_backend=self._backend,
             )
-        self._shards.append(_Shard(pool))
-        return self._shards[-1]
+        self._pools.append(pool)
+        return pool
 
     def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
         values = {"input": case.input, "case_id": case.case_id, "repeat": str(repeat)}
@@ -336,15 +330,14 @@ class HttpTarget(VersionedTarget):
 
     async def _attempt(self, payload: bytes) -> Attempt:
         """Send the request once, read the answer within the body cap, and classify it."""
-        shard = self._shard()
-        shard.busy += 1
+        pool = self._pool()
         started = time.perf_counter()
         status: int | None = None
         try:
             # the transport's timeouts bound each read; this bounds the whole attempt, body
             # included: a server sending a byte at a time never trips a per-read timeout
             async with asyncio.timeout(self.http.timeout_s):
-                async with shard.pool.stream(
+                async with pool.stream(
                     "POST",
                     self.url,
                     headers=self._headers,
@@ -376,7 +369,7 @@ class HttpTarget(VersionedTarget):
                 problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
-            shard.busy -= 1
+            self._idle.append(pool)
         if self._api_key:
             # before any excerpt is cut from the body: a cut through the key would keep a piece
             content = content.replace(self._api_key.encode(), _REDACTED.encode())
