@@ -1,4 +1,4 @@
-"""The HTTP target: one OpenAI-compatible chat completion per sample, over one shared pool.
+"""The HTTP target: one OpenAI-compatible chat completion per sample, over shared connections.
 
 Endpoint failures are data: classified (http_response), retried (http_retry), kept as `error:infra`.
 """
@@ -54,6 +54,9 @@ _TRANSPORT_ERRORS = (
     OSError,
 )
 _REDACTED = "[REDACTED]"
+#: What carries one request at a time: a connection of its own, or through a proxy, a pool of one
+#: connection (the tunnel or the forwarding is the proxy pool's).
+_Carrier = httpcore.AsyncHTTPConnection | httpcore.AsyncHTTPProxy
 
 
 def _scrub(obj: Any, secret: str) -> Any:
@@ -67,12 +70,21 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
-async def _close_pools(pools: list[httpcore.AsyncConnectionPool]) -> None:
-    await asyncio.gather(*(pool.aclose() for pool in pools))
+def _reusable(carrier: _Carrier) -> bool:
+    """Whether a carrier that carried a request can carry the next: a connection that the server
+    closed, that a cancelled request cut, or that never connected is made again (a proxy pool
+    does that itself)."""
+    if isinstance(carrier, httpcore.AsyncHTTPProxy):
+        return True
+    return carrier.is_available() and not carrier.has_expired()
 
 
-async def _close_when_cancelled(pools: list[httpcore.AsyncConnectionPool]) -> None:
-    """Wait until cancelled, then close the pools in `pools`.
+async def _close_all(carriers: list[_Carrier]) -> None:
+    await asyncio.gather(*(carrier.aclose() for carrier in carriers))
+
+
+async def _close_when_cancelled(carriers: list[_Carrier]) -> None:
+    """Wait until cancelled, then close the connections in `carriers`.
 
     A caller may end its event loop without calling `aclose`; `asyncio.run` cancels the tasks
     left when its coroutine returns, so this closes the loop's connections before the loop
@@ -81,15 +93,15 @@ async def _close_when_cancelled(pools: list[httpcore.AsyncConnectionPool]) -> No
     try:
         await asyncio.get_running_loop().create_future()
     finally:
-        await _close_pools(pools)
+        await _close_all(carriers)
 
 
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
-    All samples share one connection pool (made of httpcore pools of one connection each, see
-    `_pool`), a run-wide retry budget and a pause: a 429 seen by any call holds back every call
-    until the endpoint's requested delay has passed.
+    All samples share one set of connections (see `_carrier`), a run-wide retry budget and a
+    pause: a 429 seen by any call holds back every call until the endpoint's requested delay has
+    passed.
 
     Requests go through httpcore, the transport under httpx, used directly: httpx's client
     layer (request and response models, auth, redirects, cookies) cost 1.2 ms of CPU per
@@ -147,15 +159,15 @@ class HttpTarget(VersionedTarget):
         self._extensions = {
             "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
         }
-        #: Every pool made in the current loop, and those of them carrying no request now.
-        self._pools: list[httpcore.AsyncConnectionPool] = []
-        self._idle: list[httpcore.AsyncConnectionPool] = []
-        self._pools_loop: asyncio.AbstractEventLoop | None = None
+        #: Every carrier made in the current loop, and those of them carrying no request now.
+        self._carriers: list[_Carrier] = []
+        self._idle: list[_Carrier] = []
+        self._carriers_loop: asyncio.AbstractEventLoop | None = None
         self._closer: asyncio.Task[None] | None = None
         self._proxy = proxy_for(self.url)
         proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
         self._tls = self.url.startswith("https:") or proxy_tls
-        # checked now, loaded with the first pool: loading a CA bundle takes ~0.1 s
+        # checked now, loaded with the first connection: loading a CA bundle takes ~0.1 s
         self._ca = ca_source() if self._tls else None
         self._ssl: ssl.SSLContext | None = None
         self._backend = AsyncioBackend()
@@ -236,50 +248,55 @@ class HttpTarget(VersionedTarget):
         )
 
     async def aclose(self) -> None:
-        """Close the shared pool and its connections."""
-        pools = list(self._pools)
-        self._pools.clear()  # the list the closer holds: cancelled, it closes nothing
+        """Close the shared connections."""
+        carriers = list(self._carriers)
+        self._carriers.clear()  # the list the closer holds: cancelled, it closes nothing
         if self._closer is not None:
             self._closer.cancel()
-        self._pools_loop, self._closer = None, None
-        await _close_pools(pools)
+        self._carriers_loop, self._closer = None, None
+        await _close_all(carriers)
 
     # -- one call ----------------------------------------------------------------------------
 
-    def _pool(self) -> httpcore.AsyncConnectionPool:
-        """A pool carrying no request, a new one when all are busy; created in the running loop.
+    async def _carrier(self) -> _Carrier:
+        """A connection carrying no request, a new one when all are busy; made in the running loop.
 
-        The pools so grow to the number of requests seen in flight at once and never make a
-        request wait for a free connection (the harness's own semaphore bounds concurrency).
-        The caller hands the pool back to `_idle` when its request is done.
+        The connections so grow to the number of requests seen in flight at once, and a request
+        never waits for a free one (the harness's own semaphore bounds concurrency). The caller
+        hands the carrier back to `_idle` when its request is done.
 
-        One connection per pool: httpcore's pool does work quadratic in its connection count on
-        every request (encode/httpx#3215); at 50 connections in one pool its bookkeeping cost
-        more CPU than the requests, and pools of four still 5% more than pools of one.
+        Connections are httpcore's, used without its pool: the pool does work quadratic in its
+        connection count on every request (encode/httpx#3215), and even a pool of one took 10%
+        more CPU per request than its connection alone. What the pool does between requests is
+        done here: a connection that cannot carry another request is closed and made again.
         """
         loop = asyncio.get_running_loop()
-        if self._pools_loop is not loop:
-            # pools are bound to the loop they were made in; a new loop needs new ones, and the
-            # old loop's were closed when it ended
-            self._pools, self._idle, self._pools_loop = [], [], loop
-            self._closer = loop.create_task(_close_when_cancelled(self._pools))
-        if self._idle:
+        if self._carriers_loop is not loop:
+            # connections are bound to the loop they were made in; a new loop needs new ones,
+            # and the old loop's were closed when it ended
+            self._carriers, self._idle, self._carriers_loop = [], [], loop
+            self._closer = loop.create_task(_close_when_cancelled(self._carriers))
+        while self._idle:
             # the most recently used: its connection is the likeliest to be alive still
-            return self._idle.pop()
+            used = self._idle.pop()
+            if _reusable(used):
+                return used
+            self._carriers.remove(used)
+            await used.aclose()
         if self._ssl is None and self._tls:
-            # once per target, not once per pool
+            # once per target, not once per connection
             self._ssl = load_ssl_context(self._ca)
-        pool: httpcore.AsyncConnectionPool
+        carrier: _Carrier
         if self._proxy is None:
-            pool = httpcore.AsyncConnectionPool(
+            carrier = httpcore.AsyncHTTPConnection(
+                origin=httpcore.URL(self.url).origin,
                 ssl_context=self._ssl,
-                max_connections=1,
                 network_backend=self._backend,
             )
         else:
             # a CONNECT tunnel for https endpoints, absolute-form requests for http ones
             proxy = self._proxy
-            pool = httpcore.AsyncHTTPProxy(
+            carrier = httpcore.AsyncHTTPProxy(
                 proxy_url=httpcore.URL(
                     scheme=proxy.scheme.encode(),
                     host=proxy.host.encode("idna"),
@@ -292,8 +309,8 @@ class HttpTarget(VersionedTarget):
                 max_connections=1,
                 network_backend=self._backend,
             )
-        self._pools.append(pool)
-        return pool
+        self._carriers.append(carrier)
+        return carrier
 
     def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
         values = {"input": case.input, "case_id": case.case_id, "repeat": str(repeat)}
@@ -330,14 +347,14 @@ class HttpTarget(VersionedTarget):
 
     async def _attempt(self, payload: bytes) -> Attempt:
         """Send the request once, read the answer within the body cap, and classify it."""
-        pool = self._pool()
+        carrier = await self._carrier()
         started = time.perf_counter()
         status: int | None = None
         try:
             # the transport's timeouts bound each read; this bounds the whole attempt, body
             # included: a server sending a byte at a time never trips a per-read timeout
             async with asyncio.timeout(self.http.timeout_s):
-                async with pool.stream(
+                async with carrier.stream(
                     "POST",
                     self.url,
                     headers=self._headers,
@@ -369,7 +386,7 @@ class HttpTarget(VersionedTarget):
                 problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
-            self._idle.append(pool)
+            self._idle.append(carrier)
         if self._api_key:
             # before any excerpt is cut from the body: a cut through the key would keep a piece
             content = content.replace(self._api_key.encode(), _REDACTED.encode())
