@@ -6,6 +6,10 @@ HTTP stack (httpcore's pools over the harness's asyncio backend) in a fresh proc
 neither records, scores nor indexes anything: what the endpoint and the stack cost on their own.
 Added to it, the floor: what reading a suite file imports before the first request (pyyaml and
 pydantic, see `bench/_common.py`).
+
+Each process's time is split where its first request started and its last answer came back (the
+run's from its sample files): start-up, the requests, and what follows them (for the run:
+recording, scoring and indexing).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -63,7 +68,27 @@ def write_suite(directory: Path, base_url: str) -> Path:
     return path
 
 
-def one_round(base_url: str, work: Path) -> tuple[float, list[str]]:
+#: A process's seconds before its first request, making requests, and after its last answer.
+Phases = tuple[float, float, float]
+
+
+def _phases(launched: float, first: float, last: float, ended: float) -> Phases:
+    """The phases of a process from its clock times (seconds since the epoch)."""
+    return first - launched, last - first, ended - last
+
+
+def _requests_span(store: Path) -> tuple[float, float]:
+    """When the run's first request started and its last answer came back, from its samples."""
+    starts, ends = [], []
+    for path in store.glob("samples/**/r*.json"):
+        sample = json.loads(path.read_text(encoding="utf-8"))
+        started = datetime.fromisoformat(sample["started_at"].replace("Z", "+00:00")).timestamp()
+        starts.append(started)
+        ends.append(started + sample["wall_s"])
+    return min(starts), max(ends)
+
+
+def one_round(base_url: str, work: Path) -> tuple[float, Phases, list[str]]:
     """Run the CLI once in a subprocess on a fresh store; return its wall time and any problems.
 
     Args:
@@ -71,24 +96,25 @@ def one_round(base_url: str, work: Path) -> tuple[float, list[str]]:
         work: An empty directory for the suite and the store.
 
     Returns:
-        Seconds the whole process took, and what went wrong (empty when the run was clean).
+        Seconds the whole process took, its phases, and what went wrong (empty when the run was
+        clean).
     """
     work.mkdir()
     suite = write_suite(work, base_url)
     argv = [sys.executable, "-m", "noisefloor", "--root", str(work / "store"), "run"]
     argv += [str(suite), "--jobs", str(JOBS), "--format", "json"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOISEFLOOR_")}
-    started = time.perf_counter()
+    launched, started = time.time(), time.perf_counter()
     proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
+    elapsed, ended = time.perf_counter() - started, time.time()
     problems: list[str] = []
     if proc.returncode != 0:
         problems.append(f"exit status {proc.returncode}: {proc.stderr.strip()[-2000:]}")
-        return elapsed, problems
+        return elapsed, (0.0, 0.0, 0.0), problems
     try:
         summary = json.loads(proc.stdout)
     except ValueError:
-        return elapsed, [f"stdout is not the JSON summary: {proc.stdout[:500]!r}"]
+        return elapsed, (0.0, 0.0, 0.0), [f"stdout is not the JSON summary: {proc.stdout[:500]!r}"]
     outcomes: dict[str, int] = {}
     for case in summary.get("cases", []):
         for outcome, count in case["outcomes"].items():
@@ -97,11 +123,12 @@ def one_round(base_url: str, work: Path) -> tuple[float, list[str]]:
         problems.append(f"outcomes {outcomes}, expected ok x{CASES * REPEATS}")
     if summary.get("calls") != CASES * REPEATS:
         problems.append(f"{summary.get('calls')} calls made, expected {CASES * REPEATS}")
-    return elapsed, problems
+    return elapsed, _phases(launched, *_requests_span(work / "store"), ended), problems
 
 
 async def _bare_requests(url: str) -> None:
-    """The reference client: the requests alone, `JOBS` at a time, responses parsed."""
+    """The reference client: the requests alone, `JOBS` at a time, responses parsed; prints when
+    its first request started and its last answer came back."""
     import httpcore
     import orjson
 
@@ -112,8 +139,11 @@ async def _bare_requests(url: str) -> None:
     for _ in range(JOBS):
         pools.put_nowait(httpcore.AsyncConnectionPool(max_connections=1, network_backend=backend))
 
+    span: list[float] = []
+
     async def one(i: int) -> None:
         pool = await pools.get()
+        span.append(time.time())
         try:
             body = {"model": "bench-model", "messages": [{"role": "user", "content": f"q {i}"}]}
             response = await pool.request(
@@ -125,16 +155,27 @@ async def _bare_requests(url: str) -> None:
             orjson.loads(response.content)["choices"][0]["message"]["content"]
         finally:
             pools.put_nowait(pool)
+            span.append(time.time())
 
     await asyncio.gather(*(one(i) for i in range(CASES * REPEATS)))
+    print(json.dumps([min(span), max(span)]))
 
 
-def bare_round(base_url: str) -> float:
-    """Run the reference client in a fresh process (start-up included); return its wall time."""
+def bare_round(base_url: str) -> tuple[float, Phases]:
+    """Run the reference client in a fresh process (start-up included); return its wall time
+    and its phases."""
     argv = [sys.executable, __file__, "--bare-client", base_url + "/chat/completions"]
-    started = time.perf_counter()
-    subprocess.run(argv, check=True)
-    return time.perf_counter() - started
+    launched, started = time.time(), time.perf_counter()
+    proc = subprocess.run(argv, check=True, capture_output=True, text=True)
+    elapsed, ended = time.perf_counter() - started, time.time()
+    first, last = json.loads(proc.stdout)
+    return elapsed, _phases(launched, first, last, ended)
+
+
+def _shown(phases: list[Phases]) -> str:
+    """The median of each phase, in words."""
+    up, requests, after = (statistics.median(p[i] for p in phases) for i in range(3))
+    return f"start-up {up:.2f} s, requests {requests:.2f} s, after the last answer {after:.2f} s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,15 +198,20 @@ def main(argv: list[str] | None = None) -> int:
     times: list[float] = []
     bare: list[float] = []
     floor: list[float] = []
+    phases: list[Phases] = []
+    bare_phases: list[Phases] = []
     # every round's store is kept until the end: deleting thousands of files just before a
     # round slowed the round's own file creation (the file system discards the freed blocks)
     with LlmServer(delay_s=DELAY_S) as server, tempfile.TemporaryDirectory() as tmp:
         for number in range(1, args.rounds + 1):
-            bare.append(bare_round(server.base_url))
+            reference, split = bare_round(server.base_url)
+            bare.append(reference)
+            bare_phases.append(split)
             # the bare client's process has started an interpreter already: count the imports
             floor.append(import_floor() - import_floor("pass"))
-            elapsed, problems = one_round(server.base_url, Path(tmp) / f"round{number}")
+            elapsed, split, problems = one_round(server.base_url, Path(tmp) / f"round{number}")
             times.append(elapsed)
+            phases.append(split)
             print(f"round {number}: noisefloor run {elapsed:.2f} s, bare client {bare[-1]:.2f} s")
             if problems:
                 for problem in problems:
@@ -183,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         f" {(reference + imports) / ideal:.2f} of the ideal, leaving"
         f" {max(1.5 * ideal - reference - imports, 0.0):.2f} s within the target for recording,"
         " scoring and indexing"
+        f"\n  where the time goes: noisefloor run {_shown(phases)};"
+        f"\n                       bare client {_shown(bare_phases)}"
     )
     return 0
 

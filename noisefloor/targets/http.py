@@ -1,4 +1,4 @@
-"""The HTTP target: one OpenAI-compatible chat completion per sample, over one shared pool.
+"""The HTTP target: one OpenAI-compatible chat completion per sample, over shared connections.
 
 Endpoint failures are data: classified (http_response), retried (http_retry), kept as `error:infra`.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,10 +46,6 @@ from noisefloor.templating import check_value, render_value
 
 __all__ = ["HttpTarget"]
 
-#: Requests one pool carries at once. httpcore's pool does work quadratic in its connection
-#: count on every request (encode/httpx#3215): at 50 connections in one pool, pool bookkeeping
-#: costs more CPU than the requests, so the shared pool is split into pools of this size.
-CONNECTIONS_PER_POOL = 4
 #: What the transport raises when a request did not get an answer: worth another attempt.
 _TRANSPORT_ERRORS = (
     httpcore.NetworkError,
@@ -59,14 +54,9 @@ _TRANSPORT_ERRORS = (
     OSError,
 )
 _REDACTED = "[REDACTED]"
-
-
-@dataclass
-class _Shard:
-    """One part of the shared pool, and how many requests it carries right now."""
-
-    pool: httpcore.AsyncConnectionPool
-    busy: int = 0
+#: What carries one request at a time: a connection of its own, or through a proxy, a pool of one
+#: connection (the tunnel or the forwarding is the proxy pool's).
+_Carrier = httpcore.AsyncHTTPConnection | httpcore.AsyncHTTPProxy
 
 
 def _scrub(obj: Any, secret: str) -> Any:
@@ -80,12 +70,21 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
-async def _close_pools(shards: list[_Shard]) -> None:
-    await asyncio.gather(*(shard.pool.aclose() for shard in shards))
+def _reusable(carrier: _Carrier) -> bool:
+    """Whether a carrier that carried a request can carry the next: a connection that the server
+    closed, that a cancelled request cut, or that never connected is made again (a proxy pool
+    does that itself)."""
+    if isinstance(carrier, httpcore.AsyncHTTPProxy):
+        return True
+    return carrier.is_available() and not carrier.has_expired()
 
 
-async def _close_when_cancelled(shards: list[_Shard]) -> None:
-    """Wait until cancelled, then close the pools in `shards`.
+async def _close_all(carriers: list[_Carrier]) -> None:
+    await asyncio.gather(*(carrier.aclose() for carrier in carriers))
+
+
+async def _close_when_cancelled(carriers: list[_Carrier]) -> None:
+    """Wait until cancelled, then close the connections in `carriers`.
 
     A caller may end its event loop without calling `aclose`; `asyncio.run` cancels the tasks
     left when its coroutine returns, so this closes the loop's connections before the loop
@@ -94,15 +93,15 @@ async def _close_when_cancelled(shards: list[_Shard]) -> None:
     try:
         await asyncio.get_running_loop().create_future()
     finally:
-        await _close_pools(shards)
+        await _close_all(carriers)
 
 
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
-    All samples share one connection pool (split into small pools, see `CONNECTIONS_PER_POOL`),
-    a run-wide retry budget and a pause: a 429 seen by any call holds back every call until the
-    endpoint's requested delay has passed.
+    All samples share one set of connections (see `_carrier`), a run-wide retry budget and a
+    pause: a 429 seen by any call holds back every call until the endpoint's requested delay has
+    passed.
 
     Requests go through httpcore, the transport under httpx, used directly: httpx's client
     layer (request and response models, auth, redirects, cookies) cost 1.2 ms of CPU per
@@ -160,13 +159,15 @@ class HttpTarget(VersionedTarget):
         self._extensions = {
             "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
         }
-        self._shards: list[_Shard] = []
-        self._shards_loop: asyncio.AbstractEventLoop | None = None
+        #: Every carrier made in the current loop, and those of them carrying no request now.
+        self._carriers: list[_Carrier] = []
+        self._idle: list[_Carrier] = []
+        self._carriers_loop: asyncio.AbstractEventLoop | None = None
         self._closer: asyncio.Task[None] | None = None
         self._proxy = proxy_for(self.url)
         proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
         self._tls = self.url.startswith("https:") or proxy_tls
-        # checked now, loaded with the first pool: loading a CA bundle takes ~0.1 s
+        # checked now, loaded with the first connection: loading a CA bundle takes ~0.1 s
         self._ca = ca_source() if self._tls else None
         self._ssl: ssl.SSLContext | None = None
         self._backend = AsyncioBackend()
@@ -247,45 +248,55 @@ class HttpTarget(VersionedTarget):
         )
 
     async def aclose(self) -> None:
-        """Close the shared pool and its connections."""
-        shards = list(self._shards)
-        self._shards.clear()  # the list the closer holds: cancelled, it closes nothing
+        """Close the shared connections."""
+        carriers = list(self._carriers)
+        self._carriers.clear()  # the list the closer holds: cancelled, it closes nothing
         if self._closer is not None:
             self._closer.cancel()
-        self._shards_loop, self._closer = None, None
-        await _close_pools(shards)
+        self._carriers_loop, self._closer = None, None
+        await _close_all(carriers)
 
     # -- one call ----------------------------------------------------------------------------
 
-    def _shard(self) -> _Shard:
-        """The least busy pool, a new one when all are full; created in the running loop.
+    async def _carrier(self) -> _Carrier:
+        """A connection carrying no request, a new one when all are busy; made in the running loop.
 
-        The pool so grows to the number of requests seen in flight at once and never makes a
-        request wait for a free connection (the harness's own semaphore bounds concurrency).
+        The connections so grow to the number of requests seen in flight at once, and a request
+        never waits for a free one (the harness's own semaphore bounds concurrency). The caller
+        hands the carrier back to `_idle` when its request is done.
+
+        Connections are httpcore's, used without its pool: the pool does work quadratic in its
+        connection count on every request (encode/httpx#3215), and even a pool of one took 10%
+        more CPU per request than its connection alone. What the pool does between requests is
+        done here: a connection that cannot carry another request is closed and made again.
         """
         loop = asyncio.get_running_loop()
-        if self._shards_loop is not loop:
-            # pools are bound to the loop they were made in; a new loop needs new ones, and the
-            # old loop's were closed when it ended
-            self._shards, self._shards_loop = [], loop
-            self._closer = loop.create_task(_close_when_cancelled(self._shards))
-        best = min(self._shards, key=lambda shard: shard.busy, default=None)
-        if best is not None and best.busy < CONNECTIONS_PER_POOL:
-            return best
+        if self._carriers_loop is not loop:
+            # connections are bound to the loop they were made in; a new loop needs new ones,
+            # and the old loop's were closed when it ended
+            self._carriers, self._idle, self._carriers_loop = [], [], loop
+            self._closer = loop.create_task(_close_when_cancelled(self._carriers))
+        while self._idle:
+            # the most recently used: its connection is the likeliest to be alive still
+            used = self._idle.pop()
+            if _reusable(used):
+                return used
+            self._carriers.remove(used)
+            await used.aclose()
         if self._ssl is None and self._tls:
-            # once per target, not once per pool
+            # once per target, not once per connection
             self._ssl = load_ssl_context(self._ca)
-        pool: httpcore.AsyncConnectionPool
+        carrier: _Carrier
         if self._proxy is None:
-            pool = httpcore.AsyncConnectionPool(
+            carrier = httpcore.AsyncHTTPConnection(
+                origin=httpcore.URL(self.url).origin,
                 ssl_context=self._ssl,
-                max_connections=CONNECTIONS_PER_POOL,
                 network_backend=self._backend,
             )
         else:
             # a CONNECT tunnel for https endpoints, absolute-form requests for http ones
             proxy = self._proxy
-            pool = httpcore.AsyncHTTPProxy(
+            carrier = httpcore.AsyncHTTPProxy(
                 proxy_url=httpcore.URL(
                     scheme=proxy.scheme.encode(),
                     host=proxy.host.encode("idna"),
@@ -295,11 +306,11 @@ class HttpTarget(VersionedTarget):
                 proxy_auth=proxy.auth,
                 ssl_context=self._ssl,
                 proxy_ssl_context=self._ssl if proxy.scheme == "https" else None,
-                max_connections=CONNECTIONS_PER_POOL,
+                max_connections=1,
                 network_backend=self._backend,
             )
-        self._shards.append(_Shard(pool))
-        return self._shards[-1]
+        self._carriers.append(carrier)
+        return carrier
 
     def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
         values = {"input": case.input, "case_id": case.case_id, "repeat": str(repeat)}
@@ -336,15 +347,14 @@ class HttpTarget(VersionedTarget):
 
     async def _attempt(self, payload: bytes) -> Attempt:
         """Send the request once, read the answer within the body cap, and classify it."""
-        shard = self._shard()
-        shard.busy += 1
+        carrier = await self._carrier()
         started = time.perf_counter()
         status: int | None = None
         try:
             # the transport's timeouts bound each read; this bounds the whole attempt, body
             # included: a server sending a byte at a time never trips a per-read timeout
             async with asyncio.timeout(self.http.timeout_s):
-                async with shard.pool.stream(
+                async with carrier.stream(
                     "POST",
                     self.url,
                     headers=self._headers,
@@ -376,7 +386,7 @@ class HttpTarget(VersionedTarget):
                 problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
-            shard.busy -= 1
+            self._idle.append(carrier)
         if self._api_key:
             # before any excerpt is cut from the body: a cut through the key would keep a piece
             content = content.replace(self._api_key.encode(), _REDACTED.encode())

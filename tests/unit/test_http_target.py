@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_kind import HttpSpec
 from noisefloor.targets.http_retry import backoff_delay, parse_retry_after
 from tests.llm_server import LlmServer
+from tests.loopback import LoopbackServer
 
 T = TypeVar("T")
 KEY = "sk-test-0123456789abcdef"
@@ -484,6 +486,82 @@ def test_connections_of_a_loop_are_closed_when_it_ends_without_aclose(server: Ll
         gc.collect()
     assert first.outcome is Outcome.OK and second.outcome is Outcome.OK
     assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
+
+
+class _Closing(ThreadingHTTPServer):
+    daemon_threads = True
+    connections = 0
+    close_each = False
+
+
+class _ClosingHandler(BaseHTTPRequestHandler):
+    """Answers a completion; closes the connection after it (`close_each`), or once it has been
+    idle for 0.1 s."""
+
+    protocol_version = "HTTP/1.1"
+    timeout = 0.1
+    server: _Closing
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.connections += 1
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        choice = {"index": 0, "message": {"role": "assistant", "content": "ok"}}
+        body = orjson.dumps({"choices": [{**choice, "finish_reason": "stop"}]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if self.server.close_each:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _ClosingServer(LoopbackServer[_Closing]):
+    def __init__(self, close_each: bool) -> None:
+        super().__init__()
+        self.close_each = close_each
+
+    def make_server(self) -> _Closing:
+        server = _Closing(("127.0.0.1", 0), _ClosingHandler)
+        server.close_each = self.close_each
+        return server
+
+    @property
+    def connections(self) -> int:
+        assert self._server is not None
+        return self._server.connections
+
+
+@pytest.mark.parametrize(
+    ("close_each", "idle_s", "connections"),
+    [(False, 0.0, 1), (True, 0.0, 3), (False, 0.3, 3)],
+    ids=["kept-alive", "connection-close", "closed-when-idle"],
+)
+def test_a_connection_is_reused_until_the_endpoint_closes_it(
+    close_each: bool, idle_s: float, connections: int
+) -> None:
+    """Calls one after another share a kept-alive connection; after an endpoint closed it (after
+    its answer, or once it idled 0.1 s) the next call opens a new one at its first attempt,
+    neither failing nor retrying."""
+    with _ClosingServer(close_each) as server:
+        target = _target(server.base_url)
+
+        async def three() -> list[RawSample]:
+            samples = []
+            for repeat in range(3):
+                await asyncio.sleep(idle_s)
+                samples.append(await target.sample(CaseInput(case_id="c1", input="hi"), repeat, 1))
+            return samples
+
+        samples = _drive(target, three)
+        assert [(s.outcome, s.attempts) for s in samples] == [(Outcome.OK, 1)] * 3
+        assert server.connections == connections
 
 
 def test_output_sha_is_the_sha256_of_the_utf8_text() -> None:
