@@ -24,6 +24,7 @@ from pydantic import (
 
 from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
+from noisefloor.field_docs import describe
 from noisefloor.names import SAFE_NAME
 from noisefloor.scorers import GATE_KEYS, REGISTRY, Scorer, UnknownScorer
 from noisefloor.settings import REPEATS, REPEATS_LIMIT
@@ -79,7 +80,7 @@ Slug = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class Defaults(_Model):
@@ -451,7 +452,7 @@ def _validate(
 
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema of suite files, scorer entries included, for editors."""
-    schema = _suite_model().model_json_schema()
+    schema = describe(_suite_model()).model_json_schema()
     scorer_schema = REGISTRY.json_schema()
     defs = schema.setdefault("$defs", {})
     defs["ScorerEntry"] = scorer_schema

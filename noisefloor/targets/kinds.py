@@ -64,7 +64,7 @@ def secret_values(env: dict[str, str]) -> list[str]:
 class SpecFields(BaseModel):
     """The fields a kind adds to a suite's `target` (each kind's own model derives from this)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class TargetKind:
