@@ -312,9 +312,12 @@ class Registry:
 
 
 class Params(BaseModel):
-    """The base of a scorer's params model: unknown keys are errors; field docstrings document."""
+    """The base of a scorer's params model: unknown keys are errors; field docstrings document.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Each model is built on its first use: a suite uses a few of the scorers registered.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class NoParams(Params):

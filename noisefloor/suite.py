@@ -117,6 +117,9 @@ class CaseSpec(_Model):
 class SuiteFile(_Model):
     """A suite file as written (YAML)."""
 
+    # built on first use: a suite is validated with `_suite_model()`, with every kind's target
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     name: Slug
     """The suite's name; it becomes a file name under the store root."""
     description: str | None = None

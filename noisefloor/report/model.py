@@ -37,9 +37,12 @@ REPORT_VERSION: Final = 1
 
 
 class Part(BaseModel):
-    """A piece of a report: unknown keys are an error, and unset keys stay absent when dumped."""
+    """A piece of a report: unknown keys are an error, and unset keys stay absent when dumped.
 
-    model_config = ConfigDict(extra="forbid")
+    Each model is built on its first use: a run without comparison uses `Side` alone.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def dump(self) -> dict[str, Any]:
         """JSON-able form, with exactly the keys that were set (absent stays absent)."""

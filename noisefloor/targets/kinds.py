@@ -62,9 +62,12 @@ def secret_values(env: dict[str, str]) -> list[str]:
 
 
 class SpecFields(BaseModel):
-    """The fields a kind adds to a suite's `target` (each kind's own model derives from this)."""
+    """The fields a kind adds to a suite's `target` (each kind's own model derives from this).
 
-    model_config = ConfigDict(extra="forbid")
+    Built on first use: suites validate the model of every kind's fields (`spec_model`) alone.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class TargetKind:
