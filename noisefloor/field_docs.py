@@ -11,7 +11,6 @@ import inspect
 import linecache
 import re
 import sys
-import textwrap
 import typing
 from typing import Any
 
@@ -71,21 +70,46 @@ def _docstrings(cls: type) -> dict[str, str]:
     lines = linecache.getlines(filename, module.__dict__)
     opening = re.compile(rf"\s*class\s+{re.escape(cls.__name__)}\b")
     for number, line in enumerate(lines):
-        if not opening.match(line):
-            continue
-        block = textwrap.dedent("".join(inspect.getblock(lines[number:])))
-        # a string less indented than the class leaves it indented: parse it inside a block
-        wrapped = block[:1].isspace()
-        try:
-            tree = ast.parse(f"if True:\n{block}" if wrapped else block)
-        except SyntaxError:
-            continue
-        node: ast.stmt | None = tree.body[0] if tree.body else None
-        if wrapped and isinstance(node, ast.If):
-            node = node.body[0]
-        if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
-            return _after_fields(node.body)
+        if opening.match(line):
+            node = _class_at(lines, number)
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                return _after_fields(node.body)
     return {}
+
+
+def _class_at(lines: list[str], number: int) -> ast.stmt | None:
+    """The statement opening at `lines[number]`, read up to the next line as little indented
+    (or, when a string or bracket reaches further left, as far as tokenizing says)."""
+    indent = _indent(lines[number])
+    end = number + 1
+    while end < len(lines) and (
+        not lines[end].strip()
+        or lines[end].lstrip().startswith("#")
+        or _indent(lines[end]) > indent
+    ):
+        end += 1
+    try:
+        return _parsed(lines[number:end], indent)
+    except SyntaxError:
+        pass
+    try:
+        return _parsed(inspect.getblock(lines[number:]), indent)
+    except SyntaxError:
+        return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _parsed(block: list[str], indent: int) -> ast.stmt:
+    """One statement; an indented one (a class in a function) inside `if True:`."""
+    source = "".join(block)
+    if not indent:
+        return ast.parse(source).body[0]
+    opened = ast.parse(f"if True:\n{source}").body[0]
+    assert isinstance(opened, ast.If)
+    return opened.body[0]
 
 
 def _after_fields(body: list[ast.stmt]) -> dict[str, str]:
