@@ -5,7 +5,6 @@ A program's bad output is a failed score with a detail; a scorer that raises is 
 
 from __future__ import annotations
 
-import difflib
 import enum
 import functools
 import hashlib
@@ -254,6 +253,8 @@ class Registry:
             UnknownScorer: no scorer has that name.
         """
         if name not in self._defs:
+            import difflib  # only for a name not registered
+
             close = difflib.get_close_matches(name, self.names(), n=1)
             raise UnknownScorer(name, self.names(), close[0] if close else None)
         definition = self._defs[name]
