@@ -11,14 +11,14 @@ import math
 import re
 import statistics
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import jmespath
-import jmespath.exceptions
-import jmespath.parser
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from noisefloor.scorers import Direction, NoParams, Params, ScoreInput, ScoreResult, scorer
+
+if TYPE_CHECKING:
+    import jmespath.parser
 
 __all__ = [
     "ContainsParams",
@@ -49,10 +49,14 @@ __all__ = [
 
 @functools.lru_cache(maxsize=512)
 def _compiled(path: str) -> jmespath.parser.ParsedResult:
+    import jmespath  # only for the scorers given a path
+
     return jmespath.compile(path)
 
 
 def _check_path(path: str) -> str:
+    import jmespath.exceptions
+
     try:
         parsed = _compiled(path).parsed
     except jmespath.exceptions.JMESPathError as exc:
@@ -117,6 +121,8 @@ def _values_at(inp: ScoreInput, path: str) -> list[Any] | _Problem:
         return _Problem("not_json")
     # the output's fault: a function given the wrong type (JMESPathError), or a value it cannot
     # take (the floor of NaN raises Python's ValueError)
+    import jmespath.exceptions
+
     try:
         found = _compiled(path).search(data)
     except (jmespath.exceptions.JMESPathError, ArithmeticError, ValueError) as exc:

@@ -149,7 +149,7 @@ def watched(opts: Any) -> Any:
 def load_suite_of(args: argparse.Namespace) -> Any:
     """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
     from noisefloor.suite import cases_suite, load_suite
-    from noisefloor.targets.http_kind import EndpointFlags
+    from noisefloor.targets.endpoint_flags import EndpointFlags
 
     flags = EndpointFlags(
         base_url=args.base_url,

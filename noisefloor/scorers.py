@@ -5,7 +5,6 @@ A program's bad output is a failed score with a detail; a scorer that raises is 
 
 from __future__ import annotations
 
-import difflib
 import enum
 import functools
 import hashlib
@@ -17,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict
+
+from noisefloor.field_docs import describe
 
 if TYPE_CHECKING:
     from noisefloor.targets.base import RawSample
@@ -179,7 +180,8 @@ def _impl_hash(fn: ScorerFn, params: type[BaseModel], kind: str) -> str:
         source = inspect.getsource(fn)
     except OSError:  # defined where no source file exists: fall back to the compiled code
         source = marshal.dumps(fn.__code__).hex()
-    schema = orjson.dumps(params.model_json_schema(), option=orjson.OPT_SORT_KEYS).decode()
+    described = describe(params).model_json_schema()
+    schema = orjson.dumps(described, option=orjson.OPT_SORT_KEYS).decode()
     return hashlib.sha256("\n".join([source, schema, kind]).encode()).hexdigest()[:16]
 
 
@@ -244,15 +246,20 @@ class Registry:
         return sorted(self._defs)
 
     def get(self, name: str) -> ScorerDefinition:
-        """The definition registered under `name`.
+        """The definition registered under `name`, its params' fields described by their
+        docstrings (read here, on first use, rather than for every scorer at import).
 
         Raises:
             UnknownScorer: no scorer has that name.
         """
         if name not in self._defs:
+            import difflib  # only for a name not registered
+
             close = difflib.get_close_matches(name, self.names(), n=1)
             raise UnknownScorer(name, self.names(), close[0] if close else None)
-        return self._defs[name]
+        definition = self._defs[name]
+        describe(definition.params)
+        return definition
 
     def build(self, name: str, params: Mapping[str, Any] | None = None) -> Scorer:
         """Bind the scorer `name` to validated `params`.
@@ -282,7 +289,9 @@ class Registry:
         defs: dict[str, Any] = {}
         variants = []
         for row, d in zip(self.table(), (self._defs[n] for n in self.names()), strict=True):
-            schema = d.params.model_json_schema(ref_template=f"#/$defs/{d.name}.{{model}}")
+            schema = describe(d.params).model_json_schema(
+                ref_template=f"#/$defs/{d.name}.{{model}}"
+            )
             defs.update({f"{d.name}.{k}": v for k, v in schema.get("$defs", {}).items()})
             props = {"type": {"const": d.name}, **schema.get("properties", {})}
             variants.append(
@@ -304,9 +313,12 @@ class Registry:
 
 
 class Params(BaseModel):
-    """The base of a scorer's params model: unknown keys are errors; field docstrings document."""
+    """The base of a scorer's params model: unknown keys are errors; field docstrings document.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    Each model is built on its first use: a suite uses a few of the scorers registered.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class NoParams(Params):

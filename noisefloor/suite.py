@@ -24,6 +24,7 @@ from pydantic import (
 
 from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
+from noisefloor.field_docs import describe
 from noisefloor.names import SAFE_NAME
 from noisefloor.scorers import GATE_KEYS, REGISTRY, Scorer, UnknownScorer
 from noisefloor.settings import REPEATS, REPEATS_LIMIT
@@ -35,11 +36,11 @@ from noisefloor.suite_source import (
     render_problems,
     where,
 )
-from noisefloor.targets.kinds import TargetSpec, kinds, spec_model
+from noisefloor.targets.kinds import TargetKind, TargetSpec, kind_for, kinds, spec_model
 from noisefloor.templating import placeholder_problems
 
 if TYPE_CHECKING:
-    from noisefloor.targets.http_kind import EndpointFlags
+    from noisefloor.targets.endpoint_flags import EndpointFlags
 
 __all__ = [
     "Case",
@@ -79,7 +80,7 @@ Slug = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class Defaults(_Model):
@@ -115,6 +116,9 @@ class CaseSpec(_Model):
 
 class SuiteFile(_Model):
     """A suite file as written (YAML)."""
+
+    # built on first use: a suite is validated with `_suite_model()`, with every kind's target
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: Slug
     """The suite's name; it becomes a file name under the store root."""
@@ -170,23 +174,24 @@ class Suite:
         return self.path.parent
 
 
-def _suite_model() -> type[SuiteFile]:
-    """SuiteFile with the `target` of every registered target kind."""
-    spec = spec_model()
-    if _models.get("spec") is not spec:
-        _models["spec"] = spec
-        _models["suite"] = create_model(
+def _suite_model(kind: TargetKind | None = None) -> type[SuiteFile]:
+    """SuiteFile with the `target` of every registered target kind, or of `kind` alone."""
+    spec = spec_model(kind)
+    cached = _models.get(kind)
+    if cached is None or cached[0] is not spec:
+        model = create_model(
             "SuiteFile",
             __base__=SuiteFile,
             __doc__=SuiteFile.__doc__,
             __module__=SuiteFile.__module__,
             target=(spec, ...),
         )
-    model: type[SuiteFile] = _models["suite"]
-    return model
+        cached = _models[kind] = (spec, model)
+    return cached[1]
 
 
-_models: dict[str, Any] = {}
+#: Suite models by the kind of target they hold (None: every kind), with that target's model.
+_models: dict[TargetKind | None, tuple[type[TargetSpec], type[SuiteFile]]] = {}
 
 
 def _nested(annotation: Any) -> type[BaseModel] | None:
@@ -261,12 +266,13 @@ def _build_scorers(
     return bindings, problems
 
 
-def _template_problems(target: Any) -> list[tuple[tuple[Any, ...], str]]:
+def _template_problems(target: Any, kind: TargetKind | None) -> list[tuple[tuple[Any, ...], str]]:
     """Unknown placeholders in the target's templates, read from the raw data so that they are
-    reported together with every other problem, whatever else is wrong with the target."""
+    reported together with every other problem, whatever else is wrong with the target (only
+    `kind` has templates in it, when a kind is given)."""
     if not isinstance(target, dict):
         return []
-    templates = [place for kind in kinds() for place in kind.templates(target)]
+    templates = [place for k in ([kind] if kind else kinds()) for place in k.templates(target)]
     return [
         ((*base, *loc), msg)
         for base, value in templates
@@ -346,8 +352,9 @@ def _validate(
         from_jsonl, jsonl_problems = jsonl_cases(cases_path, cases_shown)
         problems.extend(("", (), p) for p in jsonl_problems)
 
+    kind = kind_for(data.get("target"))
     try:
-        spec = _suite_model().model_validate(data)
+        spec = _suite_model(kind).model_validate(data)
     except ValidationError as exc:
         spec = None
         for err in exc.errors(include_url=False):
@@ -357,7 +364,7 @@ def _validate(
             if not _under(loc, failed):
                 problems.append((shown, loc, msg))
 
-    problems.extend((shown, loc, msg) for loc, msg in _template_problems(data.get("target")))
+    problems.extend((shown, loc, msg) for loc, msg in _template_problems(data.get("target"), kind))
 
     raw_cases: list[tuple[str, tuple[Any, ...], int | None, Any, set[Loc]]] = []
     if isinstance(data.get("cases"), list):
@@ -451,7 +458,7 @@ def _validate(
 
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema of suite files, scorer entries included, for editors."""
-    schema = _suite_model().model_json_schema()
+    schema = describe(_suite_model()).model_json_schema()
     scorer_schema = REGISTRY.json_schema()
     defs = schema.setdefault("$defs", {})
     defs["ScorerEntry"] = scorer_schema

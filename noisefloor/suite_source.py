@@ -3,7 +3,6 @@ shape too), and pydantic errors turned into plain `file:line: where: what` words
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,8 @@ def plain_error(
     kind = err["type"]
     msg = str(err["msg"])
     if kind == "extra_forbidden":
+        import difflib  # only for a suite with a problem
+
         key = loc[-1] if loc else "?"
         parent = where(loc[:-1])
         known = model_fields.get(parent.split("[")[0].split(".")[-1] if parent else "", [])

@@ -5,7 +5,6 @@ Rendering is one regex pass (filled-in text is never expanded again); checking n
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -41,6 +40,8 @@ def _suggest(name: str) -> str | None:
     cleaned = name.strip().lower().replace("-", "_").replace(" ", "_")
     if cleaned in PLACEHOLDERS:
         return cleaned
+    import difflib  # only for a placeholder not known
+
     close = difflib.get_close_matches(cleaned, PLACEHOLDERS, n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from noisefloor.records import FailingExample
+from noisefloor.report.parts import Part, Side
 from noisefloor.settings import RuleName
 from noisefloor.verdict import Verdict
 
@@ -34,46 +32,6 @@ __all__ = [
 #: The version of the report and of the verdict and report files under derived/; raised when
 #: a field changes meaning or goes away (adding a field keeps it).
 REPORT_VERSION: Final = 1
-
-
-class Part(BaseModel):
-    """A piece of a report: unknown keys are an error, and unset keys stay absent when dumped."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    def dump(self) -> dict[str, Any]:
-        """JSON-able form, with exactly the keys that were set (absent stays absent)."""
-        return self.model_dump(mode="json", exclude_unset=True)
-
-
-class Side(Part):
-    """One scorer's numbers on one side; empty when the scorer is not on that side."""
-
-    k: int | None = None
-    n: int | None = None
-    rate: float | None = None
-    """k/n; null when no repeat was scored."""
-    target_errors: int | None = None
-    infra_errors: int | None = None
-    scorer_errors: int | None = None
-    reliable: bool | None = None
-    """False when measured with several calls at once (timing scorers)."""
-    details: list[str] | None = None
-    example: FailingExample | None = None
-    values: list[float] | None = None
-    """Continuous scorers: every value, then their summary."""
-    mean: float | None = None
-    median: float | None = None
-    min: float | None = None
-    max: float | None = None
-    sd: float | None = None
-    wilson: list[float] | None = None
-    """The Wilson 95% interval of the pass rate (rules exact and wilson)."""
-
-    @property
-    def empty(self) -> bool:
-        """The scorer is not on this side."""
-        return not self.model_fields_set
 
 
 class ValuesEvidence(Part):

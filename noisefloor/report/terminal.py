@@ -5,7 +5,7 @@ Plain text (no colour codes), so that it reads the same in a CI log as in a term
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noisefloor.report._evidence import (
     calls_text,
@@ -16,7 +16,10 @@ from noisefloor.report._evidence import (
     sequential_line,
     side_text,
 )
-from noisefloor.report.model import Report, Side
+from noisefloor.report.parts import Side
+
+if TYPE_CHECKING:
+    from noisefloor.report.model import Report
 
 __all__ = ["render", "render_run"]
 

@@ -1,6 +1,6 @@
-"""The HTTP kind: a suite's `target.http` (and the endpoint flags that override it), how such a
-target builds and versions itself, its checks after a run, and what of its envelope the ledger
-shows.
+"""The HTTP kind: a suite's `target.http` (the endpoint flags that override it are re-exported
+from `targets/endpoint_flags.py`), how such a target builds and versions itself, its checks
+after a run, and what of its envelope the ledger shows.
 
 The client itself is `targets/http.py`, imported only when a target is built.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -18,10 +17,11 @@ from urllib.parse import urlsplit
 import orjson
 from pydantic import BaseModel, Field
 
-from noisefloor.errors import TargetConfigError, UsageError
+from noisefloor.errors import TargetConfigError
 from noisefloor.records import RunRecord, TargetRecord
 from noisefloor.store import short_hash
 from noisefloor.targets.base import exchange_hashes, output_sha
+from noisefloor.targets.endpoint_flags import EndpointFlags
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
 
 if TYPE_CHECKING:
@@ -69,49 +69,6 @@ class HttpFields(SpecFields):
 
     http: HttpSpec | None = None
     """An OpenAI-compatible chat-completions endpoint instead of a command."""
-
-
-@dataclass(frozen=True)
-class EndpointFlags:
-    """Endpoint settings given on the command line, each overriding the suite's `target.http`.
-
-    A field left None is not given; each field's flag is its name in dashes (`--max-tokens`).
-    """
-
-    base_url: str | None = None
-    model: str | None = None
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = None
-    system: str | None = None
-
-    def given(self) -> dict[Loc, tuple[str, Any]]:
-        """The path in the suite, the flag and the value of each setting given."""
-        return {
-            ("target", "http", name): ("--" + name.replace("_", "-"), value)
-            for name, value in vars(self).items()
-            if value is not None
-        }
-
-    def apply(self, data: dict[str, Any], path: Path) -> None:
-        """Put the flags' values into a suite's raw data, over its own."""
-        given = self.given()
-        target = data.get("target")
-        if not given or not isinstance(target, dict):
-            return
-        if isinstance(target.get("http"), dict):
-            target["http"].update({loc[-1]: value for loc, (_, value) in given.items()})
-        elif "http" not in target and "command" in target:
-            flags = ", ".join(flag for flag, _ in given.values())
-            raise UsageError(
-                f"{flags} set values of an endpoint target, and the target of {path} is a command",
-                hint="drop them, or give a suite whose target is `http:`",
-            )
-
-    @staticmethod
-    def target(api_key_env: str | None) -> dict[str, Any]:
-        """The raw `target` of a suite made of flags alone (the quarantine-lane `--cases`)."""
-        return {"http": {"api_key_env": api_key_env} if api_key_env else {}}
 
 
 def _fields(spec: BaseModel) -> HttpSpec:

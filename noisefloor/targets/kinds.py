@@ -7,6 +7,7 @@ A kind is one module under `targets/` plus one registration: a line in `_BUILTIN
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "SpecFields",
     "TargetKind",
     "TargetSpec",
+    "kind_for",
     "kind_named",
     "kind_of",
     "kinds",
@@ -35,12 +37,15 @@ __all__ = [
     "spec_model",
 ]
 
-#: The kinds noisefloor ships, by module: each module's `KIND`. Loaded on first use.
-_BUILTIN = (
-    "noisefloor.targets.command_kind",
-    "noisefloor.targets.http_kind",
-    "noisefloor.targets.function",
-)
+#: The kinds noisefloor ships, by name: each module's `KIND`, loaded on first use.
+_BUILTIN = {
+    "command": "noisefloor.targets.command_kind",
+    "http": "noisefloor.targets.http_kind",
+    "function": "noisefloor.targets.function",
+}
+#: The built-in kind each key of a suite's `target` names: a target holding one kind's fields
+#: alone is validated with that kind's model (`spec_model(kind)`), the other kinds not loaded.
+_NAMED_BY = {"command": "command", "http": "http"}
 
 
 @dataclass
@@ -62,9 +67,12 @@ def secret_values(env: dict[str, str]) -> list[str]:
 
 
 class SpecFields(BaseModel):
-    """The fields a kind adds to a suite's `target` (each kind's own model derives from this)."""
+    """The fields a kind adds to a suite's `target` (each kind's own model derives from this).
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    Built on first use: suites validate the model of every kind's fields (`spec_model`) alone.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class TargetKind:
@@ -125,9 +133,9 @@ class TargetSpec(SpecFields):
 
     @model_validator(mode="after")
     def _one_kind(self) -> TargetSpec:
-        named = [k for k in kinds() if k.fields is not None]
-        if sum(k.selected(self) for k in named) != 1:
-            choices = [k.choice for k in named]
+        held = [k for k in list(_kinds.values()) if k.fields and isinstance(self, k.fields)]
+        if sum(k.selected(self) for k in held) != 1:
+            choices = [k.choice for k in kinds() if k.fields is not None]
             listed = " or ".join(
                 [", ".join(choices[:-1]), choices[-1]] if len(choices) > 1 else choices
             )
@@ -137,13 +145,22 @@ class TargetSpec(SpecFields):
 
 _kinds: dict[str, TargetKind] = {}
 _spec: type[TargetSpec] | None = None
+_single: dict[TargetKind, type[TargetSpec]] = {}
+
+
+def _builtin(name: str) -> TargetKind:
+    kind: TargetKind = importlib.import_module(_BUILTIN[name]).KIND
+    return _kinds.setdefault(kind.name, kind)
 
 
 def _load() -> dict[str, TargetKind]:
-    if not _kinds:
-        for module in _BUILTIN:
-            kind: TargetKind = importlib.import_module(module).KIND
-            _kinds.setdefault(kind.name, kind)
+    """Every kind, the built-in ones first in their order, then those registered."""
+    if list(_kinds)[: len(_BUILTIN)] != list(_BUILTIN):
+        for name in _BUILTIN:
+            _builtin(name)
+        ordered = {name: _kinds[name] for name in _BUILTIN} | _kinds
+        _kinds.clear()
+        _kinds.update(ordered)
     return _kinds
 
 
@@ -162,17 +179,52 @@ def kinds() -> Sequence[TargetKind]:
 def kind_named(name: str) -> TargetKind:
     """The kind of a run record or sample; an unknown name (a kind not registered in this
     process) gets the defaults: no checks, no envelope."""
-    return _load().get(name) or TargetKind()
+    if name in _kinds:
+        return _kinds[name]
+    return _builtin(name) if name in _BUILTIN else TargetKind()
 
 
 def kind_of(spec: BaseModel) -> TargetKind:
-    """The kind a suite's validated `target` names."""
-    return next(k for k in kinds() if k.fields is not None and k.selected(spec))
+    """The kind a suite's validated `target` names (looked for among the kinds loaded first)."""
+    loaded = [k for k in list(_kinds.values()) if k.fields is not None and k.selected(spec)]
+    return loaded[0] if loaded else next(k for k in kinds() if k.fields and k.selected(spec))
 
 
-def spec_model() -> type[TargetSpec]:
-    """The model of a suite's `target`: every registered kind's fields, in registration order."""
+def kind_for(target: Any) -> TargetKind | None:
+    """The one built-in kind a suite's raw `target` names, when it holds that kind's fields
+    alone and no kind is registered besides the built-in ones; None when validating it (and
+    wording what is wrong with it) takes every kind's model."""
+    if not isinstance(target, dict) or not all(
+        getattr(sys.modules.get(_BUILTIN.get(name, "")), "KIND", None) is kind
+        for name, kind in _kinds.items()
+    ):
+        return None
+    named = [name for key, name in _NAMED_BY.items() if key in target]
+    if len(named) != 1:
+        return None
+    kind = kind_named(named[0])
+    assert kind.fields is not None
+    return kind if set(target) <= set(kind.fields.model_fields) else None
+
+
+def spec_model(kind: TargetKind | None = None) -> type[TargetSpec]:
+    """The model of a suite's `target`: every registered kind's fields, in registration order;
+    or `kind`'s alone, the keys naming the other built-in kinds held as None."""
     global _spec
+    if kind is not None:
+        if kind not in _single:
+            others: dict[str, Any] = {
+                key: (None, None) for key, name in _NAMED_BY.items() if name != kind.name
+            }
+            own: tuple[Any, ...] = (kind.fields, TargetSpec)
+            _single[kind] = create_model(
+                "TargetSpec",
+                __base__=own,
+                __doc__=TargetSpec.__doc__,
+                __module__=TargetSpec.__module__,
+                **others,
+            )
+        return _single[kind]
     if _spec is None:
         # pydantic orders fields from the last base to the first
         bases: tuple[Any, ...] = (
