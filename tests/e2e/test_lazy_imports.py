@@ -1,5 +1,5 @@
-"""What a run of a command suite imports: neither the HTTP kind, its client and its stack, nor the
-models of a comparison's report, which start-up would pay for on every run."""
+"""What a run of a command suite imports: neither the HTTP kind, its client and its stack, asyncio,
+nor the models of a comparison's report, which start-up would pay for on every run."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ _NOT_FOR_A_COMMAND_RUN = (
     "noisefloor.report.model",
     "httpcore",
     "certifi",
+    # a command's samples are taken from threads, without an event loop
+    "asyncio",
+    "ssl",
 )
 
 
