@@ -71,7 +71,7 @@ def _label_file(label: str) -> str:
 
 
 def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> bool:
-    paths = store.sample_paths(case)
+    paths = store.sample_files(case)
     # the gate thresholds tune verdicts, not scores: they are neither in the file nor its name
     scorer = use.model_copy(update={"min_effect": None, "suspect_drop": None})
     try:
@@ -86,7 +86,7 @@ def _score_action(store: Store, case: CaseRecord, use: ScorerUse, out: str) -> b
 
 def _band_action(store: Store, case: CaseRecord, score_paths: list[str], out: str) -> bool:
     scores = [store.read_derived(Path(p), ScoreFile) for p in score_paths]
-    band = band_case(case.case_id, case.case_key, scores, store.sample_paths(case), case.start)
+    band = band_case(case.case_id, case.case_key, scores, store.sample_files(case), case.start)
     store.write_bytes(Path(out), _dump(band))
     return True
 

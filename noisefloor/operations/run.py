@@ -340,5 +340,5 @@ def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
     from noisefloor.banding import read_sample
 
     for case in cases:
-        for path in store.sample_paths(case):
+        for path in store.sample_files(case):
             yield read_sample(path)
