@@ -147,8 +147,9 @@ class Ledger(Database):
 
         The status comes from the run's score files; a repeat without one is `invalid`
         (`unscored`). A run that rests on what an indexed run rests on (`_twin`: a check that
-        changed nothing) takes that run's statuses instead. Sample files that are missing are skipped. A labelled run also refreshes
-        which runs its label names (`--replace` drops the earlier ones from the label's rows).
+        changed nothing) takes that run's statuses instead. Sample files that are missing are
+        skipped. A labelled run also refreshes which runs its label names (`--replace` drops the
+        earlier ones from the label's rows).
 
         Args:
             store_root: The store root.
