@@ -116,6 +116,10 @@ def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
     print(f"  floor: a process importing pyyaml and pydantic alone takes {f:.3f} s,", end=" ")
     print(f"so no harness validating suites with them can do better than {(f + b) / b:.2f}x")
     print(
+        f"    and one that also stores each sample in a file of its own, no better than"
+        f" {(f + b + median(files)) / b:.2f}x"
+    )
+    print(
         f"  the same launches from a process that imported the harness: {launched:.3f} s"
         f" ({1000 * (launched - b) / len(argvs):+.2f} ms per launch against the bare loop);"
         f" with the fixed cost: {(c + launched) / b:.2f}x\n"
