@@ -13,10 +13,10 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.loopback import LoopbackServer
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["FAULTS", "HUGE_BYTES", "FaultServer"]
 
@@ -36,16 +36,11 @@ def _answer(text: str = '{"answer": "Paris"}', **choice: Any) -> dict[str, Any]:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
+class _Handler(LoopbackHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Stay quiet: a hostile server's clients hang up on it all the time."""
-
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        raw = self.read_body()
         match = _MARKER.search(raw.decode("utf-8", errors="replace"))
         name = match.group(1) if match else "ok"
         self.server.record(name)

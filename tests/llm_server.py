@@ -11,10 +11,10 @@ import re
 import ssl
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.loopback import LoopbackServer
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["LlmServer"]
 
@@ -36,19 +36,11 @@ def _last_user_text(body: Any) -> str:
     return ""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    # keep-alive, so that a client's connection pool is exercised as with a real server
-    protocol_version = "HTTP/1.1"
-    # headers and body go out in two writes: without this, Nagle's algorithm and delayed ACKs
-    # add ~40 ms to every answer
-    disable_nagle_algorithm = True
+class _Handler(LoopbackHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Stay quiet: tests read `requests`, not a log."""
-
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        raw = self.read_body()
         try:
             body: Any = json.loads(raw)
         except ValueError:
