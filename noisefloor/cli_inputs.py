@@ -80,6 +80,7 @@ def store_of(args: argparse.Namespace, read_only: bool = False) -> Any:
 def lock_timeout_of(args: argparse.Namespace) -> float:
     """How long a run waits for the store: --lock-timeout, else NOISEFLOOR_LOCK_TIMEOUT, else
     the store's default."""
+    from noisefloor.cli_options import non_negative
     from noisefloor.store import LOCK_TIMEOUT_S
 
     flag = getattr(args, "lock_timeout", None)
@@ -89,15 +90,12 @@ def lock_timeout_of(args: argparse.Namespace) -> float:
     if not text:
         return LOCK_TIMEOUT_S
     try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
+        return non_negative(text)  # the flag's own check
+    except argparse.ArgumentTypeError:
         raise UsageError(
             f"NOISEFLOOR_LOCK_TIMEOUT must be a number of seconds >= 0, got {text!r}",
             hint="unset it for the default (600), or pass --lock-timeout SECONDS",
-        )
-    return value
+        ) from None
 
 
 def jobs_of(args: argparse.Namespace, suite: Any) -> int:

@@ -80,7 +80,7 @@ def probability(text: str) -> float:
 
 def non_negative(text: str) -> float:
     value = _parse(float, text, "a number")
-    if value < 0:
+    if not value >= 0:  # nan too
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 

@@ -104,12 +104,13 @@ def test_checks_started_together_on_an_empty_store_adopt_one_baseline(project, _
     assert len(log.read_text().splitlines()) == 2 * 3
 
 
-def test_a_bad_lock_timeout_in_the_environment_is_a_usage_error(cli, project, monkeypatch):
-    monkeypatch.setenv("NOISEFLOOR_LOCK_TIMEOUT", "soon")
+@pytest.mark.parametrize("value", ["soon", "-1", "nan"])
+def test_a_bad_lock_timeout_in_the_environment_is_a_usage_error(cli, project, monkeypatch, value):
+    monkeypatch.setenv("NOISEFLOOR_LOCK_TIMEOUT", value)
     suite = fake_suite(project, [answer_case("a")], repeats=2)
     result = cli("check", suite)
     assert result.code == 3
-    assert "NOISEFLOOR_LOCK_TIMEOUT must be a number of seconds >= 0, got 'soon'" in result.err
+    assert f"NOISEFLOOR_LOCK_TIMEOUT must be a number of seconds >= 0, got {value!r}" in result.err
 
 
 def test_the_doit_database_locked_longer_than_doits_own_wait_does_not_fail_a_check(
