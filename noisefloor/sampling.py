@@ -34,6 +34,7 @@ __all__ = [
     "Pending",
     "Redactor",
     "SampleWriter",
+    "WrittenListeners",
     "pending_samples",
     "take_interleaved",
     "take_samples",
@@ -57,6 +58,23 @@ class Pending:
 #: that is called: whenever the writer has waited `IDLE_S` for the next sample, at least every
 #: `FLUSH_S` while samples keep coming, and once at the end.
 OnWritten = Callable[[Pending, Path, dict[str, Any]], None]
+
+
+class WrittenListeners:
+    """An `OnWritten` that tells each of `listeners` in turn, and flushes those that batch."""
+
+    def __init__(self, *listeners: OnWritten) -> None:
+        self._listeners = listeners
+        self._flushes = [f for f in (getattr(x, "flush", None) for x in listeners) if f]
+
+    def __call__(self, item: Pending, path: Path, data: dict[str, Any]) -> None:
+        for listener in self._listeners:
+            listener(item, path, data)
+
+    def flush(self) -> None:
+        for flush in self._flushes:
+            flush()
+
 
 #: Seconds the writer waits for the next sample before it flushes `on_written`.
 IDLE_S = 0.02

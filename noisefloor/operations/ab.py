@@ -5,7 +5,7 @@ working tree has it, sampled interleaved so that drift hits both arms alike, the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from noisefloor import __version__
@@ -15,12 +15,20 @@ from noisefloor.exit_policy import finished_report
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.operations.check import shown_path
-from noisefloor.operations.run import RunOptions, case_records, new_run_id
+from noisefloor.operations.run import RunOptions, SampleFacts, case_records, new_run_id
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import pooled_baseline
 from noisefloor.records import CaseRecord, RunRecord
 from noisefloor.report.model import Report, TargetChange
-from noisefloor.sampling import ArmPending, Pending, Redactor, pending_samples, take_interleaved
+from noisefloor.sampling import (
+    ArmPending,
+    OnWritten,
+    Pending,
+    Redactor,
+    WrittenListeners,
+    pending_samples,
+    take_interleaved,
+)
 from noisefloor.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store import Store, utc_now
@@ -49,12 +57,22 @@ class Arm:
     """Target calls made for this arm so far."""
     run_id: str = ""
     """The id its run record will have."""
+    facts: SampleFacts | None = None
+    """What its kind's check of a run needs of each sample it wrote (`sample_arms` notes it)."""
 
 
-def new_arm(store: Store, suite: Suite, built: BuiltTarget, *, fresh: bool = False) -> Arm:
+def new_arm(
+    store: Store,
+    suite: Suite,
+    built: BuiltTarget,
+    *,
+    fresh: bool = False,
+    facts: SampleFacts | None = None,
+) -> Arm:
     """An arm for one version of the suite's target, in its current epoch (a new one if `fresh`).
 
-    Its cases start at the suite's repeats; `sample_arms` sets how many each arm takes.
+    Its cases start at the suite's repeats; `sample_arms` sets how many each arm takes. Arms
+    sampled together may share their `facts` (each sample's is kept once).
     """
     key = built.record.key
     epoch = store.bump_epoch(suite.name, key) if fresh else store.epoch(suite.name, key)
@@ -66,6 +84,7 @@ def new_arm(store: Store, suite: Suite, built: BuiltTarget, *, fresh: bool = Fal
         cases=case_records(store, suite, built, epoch, redactor=redactor),
         redactor=redactor,
         inputs={c.id: c.input for c in suite.cases},
+        facts=facts or SampleFacts(store),
     )
 
 
@@ -107,7 +126,7 @@ def sample_arms(
             jobs=jobs,
             on_sample=on_sample,
             on_call=on_call,
-            on_written=indexer,
+            on_written=WrittenListeners(indexer, *_notes(arms)),
             executor=executor,
         )
     finally:
@@ -117,13 +136,10 @@ def sample_arms(
     return sum(calls)
 
 
-def _samples(store: Store, cases: list[CaseRecord]) -> Iterator[RawSample]:
-    """Every sample of the cases, read only as a kind's check after a run asks for them."""
-    from noisefloor.banding import read_sample
-
-    for case in cases:
-        for path in store.sample_paths(case):
-            yield read_sample(path)
+def _notes(arms: Sequence[Arm]) -> list[OnWritten]:
+    """Each distinct `facts` of the arms, told of every sample written."""
+    facts = {id(arm.facts): arm.facts for arm in arms if arm.facts is not None}
+    return [f.note for f in facts.values()]
 
 
 def _save_run(
@@ -148,7 +164,8 @@ def _run_record(
     jobs: int,
     label: str | None,
 ) -> RunRecord:
-    served = kind_named(arm.built.record.kind).check_run(_samples(store, cases))
+    facts = arm.facts or SampleFacts(store)
+    served = facts.check_run(kind_named(arm.built.record.kind), cases)
     return RunRecord(
         run_id=arm.run_id,
         suite=suite.name,
@@ -306,9 +323,10 @@ def ab_suite(
         design = design or Design()
         screens = [opts.repeats or c.repeats for c in suite.cases]
         with store.lock(suite.name):
-            arms = [new_arm(store, suite, base_built, fresh=opts.fresh)]
+            facts = SampleFacts(store)
+            arms = [new_arm(store, suite, base_built, fresh=opts.fresh, facts=facts)]
             if not same:
-                arms.append(new_arm(store, suite, cand_built, fresh=opts.fresh))
+                arms.append(new_arm(store, suite, cand_built, fresh=opts.fresh, facts=facts))
             if not same and design.applies(opts.repeats, settings, screens):
                 session = _ArmsSession(store, suite, arms, opts, label)
 

@@ -85,6 +85,7 @@ class HttpKind(TargetKind):
     #: An endpoint serves several requests at once; a run records its jobs, and latency
     #: above one call at once is marked not comparable, as with any `--jobs`.
     default_jobs = 8
+    checks_runs = True
 
     def selected(self, spec: BaseModel) -> bool:
         """A `target` with `http`."""
@@ -140,7 +141,14 @@ class HttpKind(TargetKind):
             return []
         return [(("target", "http", key), http.get(key)) for key in ("messages", "system")]
 
-    def check_run(self, samples: Iterator[RawSample]) -> dict[str, int]:
+    def run_fact(self, sample: RawSample) -> tuple[str | None, str | None]:
+        """The model that served the call, and the error of a call refused as misconfigured."""
+        envelope = sample.envelope or {}
+        served = str(envelope["served_model"]) if envelope.get("served_model") else None
+        refused = (sample.error or "refused") if envelope.get("error_class") == "config" else None
+        return served, refused
+
+    def check_run(self, facts: Iterator[tuple[str | None, str | None]]) -> dict[str, int]:
         """Count the models the endpoint served; refuse a run in which every call was refused.
 
         A 4xx such as 401 or 404 on every call is a configuration problem, not a model failure.
@@ -148,13 +156,12 @@ class HttpKind(TargetKind):
         served: Counter[str] = Counter()
         refused: list[str] = []
         total = 0
-        for sample in samples:
+        for model, refusal in facts:
             total += 1
-            envelope = sample.envelope or {}
-            if envelope.get("served_model"):
-                served[str(envelope["served_model"])] += 1
-            if envelope.get("error_class") == "config":
-                refused.append(sample.error or "refused")
+            if model:
+                served[model] += 1
+            if refusal is not None:
+                refused.append(refusal)
         if total and len(refused) == total:
             raise TargetConfigError(
                 f"the endpoint refused every call: {refused[0]}",

@@ -92,6 +92,8 @@ class TargetKind:
     #: Target calls at once when neither `--jobs` nor NOISEFLOOR_JOBS says: one, so that
     #: latencies are measured alone.
     default_jobs: int = 1
+    #: Whether a run's record asks `check_run` about its samples; False: no sample is looked at.
+    checks_runs: bool = False
 
     def selected(self, spec: BaseModel) -> bool:
         """Whether a validated `target` of a suite is of this kind."""
@@ -109,9 +111,15 @@ class TargetKind:
         """Values the suite's own `target` sets that must never reach disk."""
         return []
 
-    def check_run(self, samples: Iterator[RawSample]) -> dict[str, int]:
-        """Check a run's samples once taken (raise to refuse the run); return the count of each
-        model an endpoint served, for the run record."""
+    def run_fact(self, sample: RawSample) -> Any:
+        """What `check_run` needs of one sample (when `checks_runs`). A run keeps it for each
+        sample it writes, instead of reading the sample back for its record: keep it small."""
+        return None
+
+    def check_run(self, facts: Iterator[Any]) -> dict[str, int]:
+        """Check a run once taken, from the `run_fact` of each of its samples (raise to refuse
+        the run); return the count of each model an endpoint served, for the run record.
+        Called only for a kind that `checks_runs`."""
         return {}
 
     def run_warnings(self, run: RunRecord, side: str) -> list[str]:

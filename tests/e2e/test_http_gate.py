@@ -20,7 +20,9 @@ import orjson
 import pytest
 import yaml
 
+from noisefloor import banding
 from noisefloor.ledger import Ledger, ledger_path
+from noisefloor.operations.run import SampleFacts
 from noisefloor.report import FORMATS
 from tests.llm_server import LlmServer
 from tests.proxy_server import ProxyServer
@@ -665,6 +667,35 @@ def test_a_substituted_model_is_recorded_and_reported(cli, tmp_path, _isolated_r
         warnings = " ".join(result.json()["warnings"])
         assert "nf-substitute-model" in warnings and MODEL in warnings
         assert "nf-substitute-model" in result.err
+
+
+def test_the_served_models_are_counted_without_reading_back_the_samples_a_run_took(
+    cli, tmp_path, _isolated_root, monkeypatch
+):
+    """A run's record counts the served models from what it noted as each sample was written;
+    it reads back only the samples it did not take (all of them, when everything was cached)."""
+    reads: list[str] = []
+    real = banding.read_sample
+    monkeypatch.setattr(banding, "read_sample", lambda path: reads.append(path) or real(path))
+    during: list[int] = []
+    checked = SampleFacts.check_run
+
+    def spied(self: SampleFacts, kind: Any, cases: Any) -> dict[str, int]:
+        before = len(reads)
+        try:
+            return checked(self, kind, cases)
+        finally:
+            during.append(len(reads) - before)
+
+    monkeypatch.setattr(SampleFacts, "check_run", spied)
+    with LlmServer(served_model="nf-substitute-model") as srv:
+        suite = http_suite(tmp_path, srv.base_url, [paris_case("a"), paris_case("b")])
+        assert cli("run", suite, "--jobs", "4").code == 0
+        assert cli("run", suite).code == 0  # every sample cached: all read back
+    runs = sorted((_isolated_root / "runs" / "http").glob("*.json"))
+    served = [orjson.loads(run.read_bytes())["served_models"] for run in runs]
+    assert served == [{"nf-substitute-model": 6}] * 2
+    assert during == [0, 6]
 
 
 # -- a refused endpoint ----------------------------------------------------------------------

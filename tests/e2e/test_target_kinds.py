@@ -52,8 +52,13 @@ class ToyKind(TargetKind):
         record = TargetRecord(kind=self.name, key=key, spec=comparable)
         return BuiltTarget(target, record, [])
 
-    def check_run(self, samples: Iterator[RawSample]) -> dict[str, int]:
-        texts = [s.output.text for s in samples]
+    checks_runs = True
+
+    def run_fact(self, sample: RawSample) -> str:
+        return sample.output.text
+
+    def check_run(self, facts: Iterator[str]) -> dict[str, int]:
+        texts = list(facts)
         if all(t == "refused" for t in texts):
             raise TargetConfigError("the toy refused every call", hint="give it another answer")
         return {"toy-served": len(texts)}
