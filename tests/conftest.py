@@ -21,7 +21,12 @@ FAKE = Path(__file__).parent / "fake_target.py"
 
 @pytest.fixture(autouse=True)
 def _isolated_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "store"
+    return isolated_environment(monkeypatch, tmp_path / "store")
+
+
+def isolated_environment(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:
+    """The store root at `root`, and none of the machine's settings that change what a command
+    does; returns `root`."""
     monkeypatch.setenv("NOISEFLOOR_ROOT", str(root))
     monkeypatch.delenv("NOISEFLOOR_JOBS", raising=False)
     # CI systems set CI=true, which makes a check without a baseline exit 3: tests that mean

@@ -3,6 +3,9 @@ the verdict is in doubt, the budget, and resuming a killed check without repeati
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,15 +17,18 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.conftest import answer_case, fake_suite
+from noisefloor.cli import main
+from tests.conftest import FAKE, answer_case, fake_suite, isolated_environment
 
 CASES = [answer_case("alpha"), answer_case("beta")]
 
 
 def suite_with_log(project: Path, **kw: Any) -> tuple[Path, Path]:
-    log = project / "calls.log"
-    env = {"NOISEFLOOR_FAKE_LOG_CALLS": str(log), **kw.pop("env", {})}
-    return fake_suite(project, kw.pop("cases", CASES), env=env, **kw), log
+    """A suite of the fake target that logs its calls, and the log. The log's name is relative
+    (the target runs in the suite's directory), so that a copy of the project elsewhere is the
+    same version of the target."""
+    env = {"NOISEFLOOR_FAKE_LOG_CALLS": "calls.log", **kw.pop("env", {})}
+    return fake_suite(project, kw.pop("cases", CASES), env=env, **kw), project / "calls.log"
 
 
 def logged(log: Path) -> Counter[tuple[str, str]]:
@@ -45,16 +51,33 @@ THIRD = ('("flake-every", int, 0)', '("flake-every", int, 3)')
 BROKEN = ('default=_env("answer", "Paris")', 'default=_env("answer", "Lyon")')
 
 
-@pytest.fixture
-def deep(cli: Any, project: Path) -> tuple[Path, Path]:
-    """A suite whose baseline is adopted at 5 repeats, then deepened to 30."""
+@pytest.fixture(scope="module")
+def _deep_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`deep`'s project and store, made once: adopting and deepening take 60 calls of the fake
+    target, which each test of `deep` would otherwise make again."""
+    work = tmp_path_factory.mktemp("deep")
+    project = work / "project"
+    project.mkdir()
+    shutil.copy(FAKE, project / "fake_target.py")
     suite, log = suite_with_log(project)
-    assert cli("check", suite).code == 0
-    deepened = cli("baseline", "deepen", suite, "--jobs", "4")
-    assert deepened.code == 0, deepened.err
-    assert "2 case(s) at 30 repeats (held 5 before), 50 target call(s)" in deepened.out
+    with pytest.MonkeyPatch.context() as env:
+        isolated_environment(env, work / "store")
+        assert main(["check", str(suite)]) == 0
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            assert main(["baseline", "deepen", str(suite), "--jobs", "4"]) == 0
+    assert "2 case(s) at 30 repeats (held 5 before), 50 target call(s)" in said.getvalue()
     assert sum(logged(log).values()) == 60
-    return suite, log
+    return work
+
+
+@pytest.fixture
+def deep(project: Path, _isolated_root: Path, _deep_template: Path) -> tuple[Path, Path]:
+    """A suite whose baseline is adopted at 5 repeats, then deepened to 30 (a copy of
+    `_deep_template`'s project and store)."""
+    shutil.copytree(_deep_template / "project", project, dirs_exist_ok=True)
+    shutil.copytree(_deep_template / "store", _isolated_root)
+    return project / "suite.yaml", project / "calls.log"
 
 
 def by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
