@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -46,3 +47,39 @@ def test_a_bench_runs_on_a_tiny_input(script: str, args: list[str], expected: st
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert expected in proc.stdout
+
+
+def test_the_side_by_side_bench_times_another_harness(tmp_path: Path) -> None:
+    """`versus.py` against a second copy of noisefloor itself, over a suite of the same calls."""
+    suite = {
+        "name": "other",
+        "target": {"command": ["echo", "{{input}}"]},
+        "defaults": {"repeats": 2},
+        "cases": [
+            {"id": f"case-{i}", "input": f"input {i}", "scorers": ["json_valid"]} for i in range(3)
+        ],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    other = f"{sys.executable} -m noisefloor --root {{root}} run suite.yaml"
+    args = [
+        "--other",
+        other,
+        "--cwd",
+        str(tmp_path),
+        "--cases",
+        "3",
+        "--repeats",
+        "2",
+        "--rounds",
+        "1",
+    ]
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "versus.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "the other harness:" in proc.stdout
+    assert "noisefloor run against the other harness:" in proc.stdout
