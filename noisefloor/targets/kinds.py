@@ -112,8 +112,8 @@ class TargetKind:
         return []
 
     def run_fact(self, sample: RawSample) -> Any:
-        """What `check_run` needs of one sample (when `checks_runs`). A run keeps it for each
-        sample it writes, instead of reading the sample back for its record: keep it small."""
+        """What `check_run` needs of one sample (when `checks_runs`): a small, hashable value.
+        A run keeps it for each sample it writes, instead of reading the sample back."""
         return None
 
     def check_run(self, facts: Iterator[Any]) -> dict[str, int]:

@@ -83,6 +83,7 @@ def test_samples_written_here_are_not_read_back_and_others_are(
 
     assert served == {"m-a": 2, "m-b": 1}
     assert reads == [str(items[0].path)]
+    assert len(facts._distinct) == 2  # each distinct fact kept once
     # the same check from the files alone
     assert SampleFacts(store).check_run(kind_named("http"), [case]) == served
 
