@@ -16,7 +16,16 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["byte_compile", "import_floor", "median", "noisefloor", "timed", "write_suite"]
+__all__ = [
+    "byte_compile",
+    "calls",
+    "import_floor",
+    "loop_process",
+    "median",
+    "noisefloor",
+    "timed",
+    "write_suite",
+]
 
 
 def byte_compile() -> None:
@@ -55,6 +64,43 @@ def import_floor(code: str = SUITE_IMPORTS, *args: str) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, *args], check=True)
     return time.perf_counter() - start
+
+
+def calls(command: list[str], cases: int, repeats: int) -> list[list[str]]:
+    """The argv of every call a generated suite makes (`write_suite`'s inputs), `repeats` each."""
+    return [
+        [part.replace("{{input}}", f"input {i}") for part in command]
+        for i in range(cases)
+        for _ in range(repeats)
+    ]
+
+
+#: A bare loop making the calls read from stdin (one argv a line, its parts split by NUL), run
+#: after `{preamble}`; prints the loop's own seconds.
+_LOOP = """
+import subprocess, sys, time
+{preamble}
+argvs = [line.split("\\0") for line in sys.stdin.read().splitlines()]
+start = time.perf_counter()
+for argv in argvs:
+    subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, check=False)
+print(time.perf_counter() - start)
+"""
+
+
+def loop_process(argvs: list[list[str]], preamble: str = "") -> tuple[float, float]:
+    """A fresh process making the calls in a bare loop after running `preamble` (imports, say):
+    the whole process's wall seconds, and the loop's own."""
+    lines = "\n".join("\0".join(argv) for argv in argvs)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOOP.format(preamble=preamble)],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return time.perf_counter() - start, float(proc.stdout)
 
 
 def median(values: list[float]) -> float:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import import_floor, median, noisefloor, timed, write_suite  # noqa: E402
+from _common import calls, import_floor, loop_process, median, noisefloor, timed, write_suite  # noqa: E402
 
 CASES, REPEATS = 50, 5
 
@@ -41,26 +41,9 @@ def bare_loop(argvs: list[list[str]]) -> None:
         subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, check=False)
 
 
-#: The bare loop again, from a process that has imported what a run imports first: what the
-#: same launches cost from a process of the harness's size (fork copies its page tables).
-LOADED_LOOP = """
-import subprocess, sys, time
-import noisefloor.commands, noisefloor.operations.run, noisefloor.suite
-argvs = [line.split("\\0") for line in sys.stdin.read().splitlines()]
-start = time.perf_counter()
-for argv in argvs:
-    subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, check=False)
-print(time.perf_counter() - start)
-"""
-
-
-def loaded_loop(argvs: list[list[str]]) -> float:
-    """Seconds of the bare loop's launches from a process that imported the harness."""
-    lines = "\n".join("\0".join(argv) for argv in argvs)
-    proc = subprocess.run(
-        [sys.executable, "-c", LOADED_LOOP], input=lines, capture_output=True, text=True, check=True
-    )
-    return float(proc.stdout)
+#: What a run imports, for the bare loop run from a process of the harness's size (fork copies
+#: its page tables).
+HARNESS_IMPORTS = "import noisefloor.commands, noisefloor.operations.run, noisefloor.suite"
 
 
 def store_files(directory: Path, cases: int, repeats: int) -> None:
@@ -82,11 +65,7 @@ def store_files(directory: Path, cases: int, repeats: int) -> None:
 
 def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
     """Time the bare loop and the harness on one command, interleaved round by round."""
-    argvs = [
-        [part.replace("{{input}}", f"input {i}") for part in command]
-        for i in range(CASES)
-        for _ in range(REPEATS)
-    ]
+    argvs = calls(command, CASES, REPEATS)
     harness, bare, cached, floor, loaded, files = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -95,7 +74,7 @@ def measure(name: str, command: list[str], rounds: int, jobs: int) -> None:
             root = work / f"store{round_}"
             bare.append(timed(bare_loop, argvs))
             floor.append(import_floor())
-            loaded.append(loaded_loop(argvs))
+            loaded.append(loop_process(argvs, HARNESS_IMPORTS)[1])
             files.append(timed(store_files, work / f"files{round_}", CASES, REPEATS))
             harness.append(noisefloor("--root", root, "run", suite, "--jobs", str(jobs)))
             cached.append(noisefloor("--root", root, "run", suite))

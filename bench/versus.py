@@ -27,15 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import median, noisefloor, write_suite  # noqa: E402
-
-#: The bare loop, as a process of its own: the same calls, captured, nothing else.
-BARE_LOOP = """
-import subprocess, sys
-argvs = [line.split("\\0") for line in sys.stdin.read().splitlines()]
-for argv in argvs:
-    subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, check=False)
-"""
+from _common import calls, loop_process, median, noisefloor, write_suite  # noqa: E402
 
 
 def target_command(target: str) -> list[str]:
@@ -43,14 +35,6 @@ def target_command(target: str) -> list[str]:
     if target == "python":
         return [sys.executable, "-S", "-c", "import sys; print(sys.argv[1])", "{{input}}"]
     return [shutil.which("echo") or "/bin/echo", "{{input}}"]
-
-
-def bare(argvs: list[list[str]]) -> float:
-    """Wall seconds of a fresh process making the calls in a bare loop."""
-    lines = "\n".join("\0".join(argv) for argv in argvs)
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", BARE_LOOP], input=lines, text=True, check=True)
-    return time.perf_counter() - start
 
 
 def other(command: str, root: Path, cwd: Path) -> float:
@@ -76,17 +60,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
     command = target_command(args.target)
-    argvs = [
-        [part.replace("{{input}}", f"input {i}") for part in command]
-        for i in range(args.cases)
-        for _ in range(args.repeats)
-    ]
+    argvs = calls(command, args.cases, args.repeats)
     times: dict[str, list[float]] = {"bare loop": [], "noisefloor run": [], "other": []}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         suite = write_suite(work, "versus", command, args.cases, args.repeats)
         for round_ in range(args.rounds):
-            times["bare loop"].append(bare(argvs))
+            times["bare loop"].append(loop_process(argvs)[0])
             times["noisefloor run"].append(
                 noisefloor("--root", work / f"store{round_}", "run", suite, "--jobs", "1")
             )
