@@ -363,9 +363,8 @@ def take_interleaved(
         return take_on_dask(
             executor, store, arms, on_sample=on_sample, on_call=on_call, on_written=on_written
         )
-    targets = [arm.target for arm in arms]
-    if all(isinstance(target, BlockingTarget) for target in targets):
-        blocking = [target for target in targets if isinstance(target, BlockingTarget)]
+    blocking = [arm.target for arm in arms if isinstance(arm.target, BlockingTarget)]
+    if len(blocking) == len(arms):
         return _take_blocking(store, arms, blocking, max(1, jobs), on_sample, on_call, on_written)
     import asyncio
 
