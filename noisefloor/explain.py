@@ -40,7 +40,7 @@ DIFF_LINE_CHARS = 500
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Said(_Model):

@@ -34,7 +34,7 @@ _REPEAT_FILE = re.compile(r"^(0|[1-9][0-9]*)\.json$")
 
 class _Public(BaseModel):
     # fields that tool may add later are ignored; the ones read here must be as it writes them
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class PublicCase(_Public):

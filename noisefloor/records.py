@@ -34,7 +34,7 @@ BAND_VERSION = 3
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ScorerUse(_Record):

@@ -98,7 +98,7 @@ _Fn = Callable[[ScoreInput, P], ScoreResult]
 class ScorerSpec(BaseModel):
     """The stored identity of a built scorer: enough to know whether a stored score still holds."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     """The registered scorer name."""

@@ -80,7 +80,7 @@ Slug = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Defaults(_Model):
@@ -124,7 +124,7 @@ class SuiteFile(_Model):
     """The suite's name; it becomes a file name under the store root."""
     description: str | None = None
     target: TargetSpec
-    defaults: Defaults = Defaults()
+    defaults: Defaults = Defaults.model_construct()
     cases: list[CaseSpec] = []
     cases_file: str | None = None
     """A JSONL file of cases, relative to the suite file; lines may also use the quarantine-lane

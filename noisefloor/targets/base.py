@@ -56,7 +56,7 @@ class Outcome(enum.StrEnum):
 class Stream(BaseModel):
     """Captured bytes of one output stream, lossless even when they are not UTF-8."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     text: str = ""
     """The bytes decoded as UTF-8 with replacement characters; what scorers read."""
@@ -86,7 +86,7 @@ def decode_stream(data: bytes, size: int | None = None, truncated: bool = False)
 class CaseInput(BaseModel):
     """What a target needs to know about one case to call the program once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     case_id: str
     input: str
@@ -95,7 +95,7 @@ class CaseInput(BaseModel):
 class RawSample(BaseModel):
     """One call of the target: everything it printed and how it ended. Stored as a sample file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     version: int = SAMPLE_VERSION
     """Record format version."""
@@ -107,7 +107,7 @@ class RawSample(BaseModel):
     outcome: Outcome
     error: str | None = None
     """Why no valid result came back, in words; None when `outcome` is ok."""
-    output: Stream = Stream()
+    output: Stream = Stream.model_construct()
     """stdout of a command, the message content of a chat completion."""
     stderr: Stream | None = None
     """stderr of a command; None for targets without one."""

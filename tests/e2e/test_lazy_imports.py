@@ -1,5 +1,6 @@
 """What a run of a command suite imports: neither the HTTP kind, its client and its stack, asyncio,
-nor the models of a comparison's report, which start-up would pay for on every run."""
+nor the models of a comparison's report, which start-up would pay for on every run; and which
+pydantic models a process builds: none on import, only those a command uses."""
 
 from __future__ import annotations
 
@@ -45,3 +46,71 @@ def test_a_command_suite_runs_without_the_http_stack_or_the_report_model(tmp_pat
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "0 []", proc.stdout
+
+
+#: Lists the noisefloor models a process has built (validator and serializer made).
+_BUILT = (
+    "from pydantic import BaseModel\n"
+    "def walk(c):\n"
+    "    for s in c.__subclasses__():\n"
+    "        yield s\n"
+    "        yield from walk(s)\n"
+    "def built():\n"
+    "    return sorted({c.__name__ for c in walk(BaseModel)"
+    " if c.__module__.startswith('noisefloor') and c.__pydantic_complete__})\n"
+)
+
+
+def test_importing_every_module_builds_no_model() -> None:
+    # building a model's validator costs 0.1-1 ms, and the first one imports pydantic's plugin
+    # loader (importlib.metadata): a module must leave that to the command that validates
+    probe = (
+        "import importlib, pkgutil, sys, noisefloor\n"
+        + _BUILT
+        + "names = [m.name for m in pkgutil.walk_packages(noisefloor.__path__, 'noisefloor.')]\n"
+        "for name in names:\n"
+        "    if not name.endswith('__main__'):\n"
+        "        importlib.import_module(name)\n"
+        "print(len(names), built(), 'pydantic.plugin._loader' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    count, rest = proc.stdout.strip().split(" ", 1)
+    assert int(count) > 50  # every module was imported
+    assert rest == "[] False", proc.stdout
+
+
+def test_a_cached_run_builds_only_the_models_it_reads_and_writes(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "built",
+                "target": {"command": [sys.executable, "-c", "print('ok')"]},
+                "cases": [
+                    {"id": "a", "input": "x", "scorers": [{"type": "contains", "needle": "ok"}]}
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    args = ["--root", str(tmp_path / "store"), "run", str(suite)]
+    cold = subprocess.run(
+        [sys.executable, "-m", "noisefloor", *args], capture_output=True, text=True
+    )
+    assert cold.returncode == 0, cold.stderr
+    probe = (
+        "from noisefloor.cli import main\n" + _BUILT + f"code = main({args!r})\n"
+        "print('built:', code, built())"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    code, models = proc.stdout.splitlines()[-1].removeprefix("built: ").split(" ", 1)
+    assert code == "0"
+    # what every run builds: its suite, its record, and the bands it prints
+    for model in ("SuiteFile", "CaseSpec", "RunRecord", "CaseBand", "Side"):
+        assert f"'{model}'" in models, models
+    # a cached run takes, scores and bands nothing; nor does it build the HTTP kind, the
+    # comparison's report, the public store's models, or `explain`'s
+    for model in ("RawSample", "ScoreFile", "ScorerBand", "HttpSpec", "Report", "Said"):
+        assert f"'{model}'" not in models, models
