@@ -31,6 +31,8 @@ def looks_secret(name: str) -> bool:
 def _expand(text: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
     """Fill in one string; on any problem the string comes back as it was."""
     problems: list[str] = []
+    if "${" not in text:  # every reference, escape and unclosed opening has one
+        return text, problems
 
     def fill(match: re.Match[str]) -> str:
         whole = match.group(0)
