@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import orjson
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -266,6 +267,22 @@ def _build_scorers(
     return bindings, problems
 
 
+def _scorers_of(
+    entries: list[str | dict[str, Any]],
+    built: dict[bytes, tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]],
+) -> tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]:
+    """`_build_scorers(entries)`, made once per suite for each distinct list of entries: cases
+    mostly share `defaults.scorers`, and a built scorer never changes (2,000 cases: 2,000
+    validations of the same params)."""
+    try:
+        key = orjson.dumps(entries, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a YAML value JSON has no form for: built on its own, and reported
+        return _build_scorers(entries)
+    if key not in built:
+        built[key] = _build_scorers(entries)
+    return built[key]
+
+
 def _template_problems(target: Any, kind: TargetKind | None) -> list[tuple[tuple[Any, ...], str]]:
     """Unknown placeholders in the target's templates, read from the raw data so that they are
     reported together with every other problem, whatever else is wrong with the target (only
@@ -382,6 +399,7 @@ def _validate(
     defaults = spec.defaults if spec else Defaults()
     cases: list[Case] = []
     seen: dict[str, str] = {}
+    built: dict[bytes, tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]] = {}
     for file, base_loc, line, raw, bad in raw_cases:
         try:
             case_spec = CaseSpec.model_validate(raw)
@@ -412,7 +430,7 @@ def _validate(
                 )
             )
             continue
-        bindings, scorer_problems = _build_scorers(entries)
+        bindings, scorer_problems = _scorers_of(entries, built)
         problems.extend(
             (place, (*base_loc, "scorers", *loc), msg)
             for loc, msg in scorer_problems

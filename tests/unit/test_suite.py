@@ -101,6 +101,41 @@ def test_bare_string_scorer_is_shorthand_for_a_type_entry(tmp_path: Path) -> Non
     assert case.scorers[1].scorer.spec == REGISTRY.build("contains", {"needle": "hi"}).spec
 
 
+def test_cases_with_the_same_scorer_entries_share_one_built_scorer(tmp_path: Path) -> None:
+    text = """\
+name: demo
+target: {command: [echo, "{{input}}"]}
+defaults: {scorers: [{type: contains, needle: hi}]}
+cases:
+  - {id: a, input: x}
+  - {id: b, input: y, scorers: [{needle: hi, type: contains}]}
+  - {id: c, input: z, scorers: [{type: contains, needle: ho}]}
+"""
+    a, b, c = load_suite(write(tmp_path, text)).cases
+
+    # the same entries, keys in any order: built once
+    assert b.scorers[0].scorer is a.scorers[0].scorer
+    assert c.scorers[0].scorer is not a.scorers[0].scorer
+    assert c.scorers[0].scorer.spec == REGISTRY.build("contains", {"needle": "ho"}).spec
+
+
+def test_a_bad_shared_scorer_entry_is_reported_for_every_case_that_uses_it(
+    tmp_path: Path,
+) -> None:
+    text = """\
+name: demo
+target: {command: [echo, "{{input}}"]}
+cases:
+  - {id: a, input: x, scorers: [{type: contains}]}
+  - {id: b, input: y, scorers: [{type: contains}]}
+"""
+    error = load_error(write(tmp_path, text))
+
+    assert len(error.details) == 2
+    assert "cases[0].scorers[0]" in error.details[0], error.details
+    assert "cases[1].scorers[0]" in error.details[1], error.details
+
+
 def test_defaults_and_case_overrides(tmp_path: Path) -> None:
     text = """\
 name: demo
