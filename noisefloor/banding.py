@@ -6,7 +6,8 @@ A scorer that raises is recorded as a scorer error beside the scores, never as t
 from __future__ import annotations
 
 import os
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -25,11 +26,13 @@ from noisefloor.records import (
     ScorerUse,
 )
 from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
+from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 
 __all__ = [
     "band_case",
     "build_scorer",
+    "keep_written",
     "one_line",
     "read_sample",
     "score_case",
@@ -42,15 +45,75 @@ EXCERPT_CHARS = 120
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-@lru_cache(maxsize=4096)
-def _read_sample(path: str, mtime_ns: int) -> RawSample:
-    with open(path, "rb") as file:
-        return RawSample.model_validate(orjson.loads(file.read()))
+class _SampleCache:
+    """Samples by file, each kept with the identity of the file it stands for (inode, size,
+    modification time): a file replaced or rewritten since is read again. The most recently
+    used are kept, at most `size` of them and `budget` bytes of files; the writer's thread puts
+    while scoring gets."""
+
+    def __init__(self, size: int, budget: int) -> None:
+        self._size = size
+        self._budget = budget
+        self._bytes = 0
+        self._kept: OrderedDict[str, tuple[tuple[int, int, int], RawSample]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, name: str, stat: os.stat_result) -> RawSample | None:
+        with self._lock:
+            hit = self._kept.get(name)
+            if hit is None or hit[0] != _identity(stat):
+                return None
+            self._kept.move_to_end(name)
+            return hit[1]
+
+    def put(self, name: str, stat: os.stat_result, sample: RawSample) -> None:
+        with self._lock:
+            self._drop(name)
+            if stat.st_size > self._budget:
+                return
+            self._kept[name] = (_identity(stat), sample)
+            self._bytes += stat.st_size
+            while len(self._kept) > self._size or self._bytes > self._budget:
+                self._drop(next(iter(self._kept)))
+
+    def _drop(self, name: str) -> None:
+        gone = self._kept.pop(name, None)
+        if gone is not None:
+            self._bytes -= gone[0][1]
+
+
+def _identity(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+#: How many samples, and how many bytes of their files, are kept in memory: a run scores the
+#: samples it just took without reading them, and a case's repeats are read once.
+SAMPLES_KEPT = 4096
+SAMPLE_BYTES_KEPT = 64 << 20
+_samples = _SampleCache(SAMPLES_KEPT, SAMPLE_BYTES_KEPT)
+
+
+def _parse_sample(raw: bytes) -> RawSample:
+    return RawSample.model_validate(orjson.loads(raw))
+
+
+def keep_written(item: object, path: Path, data: dict[str, object]) -> None:
+    """Keep a sample just written as scoring would read it back (an `OnWritten`, called from
+    the writer's thread while the next calls are in flight): parsed from the bytes its file
+    holds (the store's serialization of `data`), so that scoring it reads no file. One that
+    would not read back is not kept: reading its file says what is wrong with it."""
+    raw = dumps(data)
+    name = os.fspath(path)
+    try:
+        sample = _parse_sample(raw)
+        _samples.put(name, os.stat(name), sample)
+    except (OSError, orjson.JSONDecodeError, ValidationError):
+        pass
 
 
 def read_sample(path: str | Path) -> RawSample:
-    """Read one sample file (cached: sample files never change once written). A plain string
-    spares a scoring of thousands of samples as many paths to parse.
+    """Read one sample file (cached, with the file's identity: a file replaced since is read
+    again). A plain string spares a scoring of thousands of samples as many paths to parse.
 
     Raises:
         CorruptFile: It does not read back as a sample (cut, emptied, garbage, another shape,
@@ -59,7 +122,14 @@ def read_sample(path: str | Path) -> RawSample:
     """
     name = os.fspath(path)
     try:
-        return _read_sample(name, os.stat(name).st_mtime_ns)
+        stat = os.stat(name)
+        kept = _samples.get(name, stat)
+        if kept is not None:
+            return kept
+        with open(name, "rb") as file:
+            sample = _parse_sample(file.read())
+        _samples.put(name, stat, sample)
+        return sample
     except (OSError, orjson.JSONDecodeError, ValidationError) as exc:
         if isinstance(exc, FileNotFoundError) and not os.path.islink(name):
             raise

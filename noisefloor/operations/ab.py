@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from noisefloor import __version__
+from noisefloor.banding import keep_written
 from noisefloor.comparison import compare_runs
 from noisefloor.errors import NoisefloorError, UsageError
 from noisefloor.exit_policy import finished_report
@@ -126,7 +127,7 @@ def sample_arms(
             jobs=jobs,
             on_sample=on_sample,
             on_call=on_call,
-            on_written=WrittenListeners(indexer, *_notes(arms)),
+            on_written=WrittenListeners(indexer, keep_written, *_notes(arms)),
             executor=executor,
         )
     finally:
