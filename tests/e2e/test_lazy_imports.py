@@ -24,8 +24,9 @@ _NOT_FOR_A_COMMAND_RUN = (
 )
 
 
-def test_a_command_suite_runs_without_the_http_stack_or_the_report_model(tmp_path: Path) -> None:
-    suite = tmp_path / "suite.yaml"
+def _one_case_suite(directory: Path) -> Path:
+    """A suite of one case of a command that prints `ok`, with a `contains` scorer."""
+    suite = directory / "suite.yaml"
     suite.write_text(
         yaml.safe_dump(
             {
@@ -38,6 +39,11 @@ def test_a_command_suite_runs_without_the_http_stack_or_the_report_model(tmp_pat
         ),
         encoding="utf-8",
     )
+    return suite
+
+
+def test_a_command_suite_runs_without_the_http_stack_or_the_report_model(tmp_path: Path) -> None:
+    suite = _one_case_suite(tmp_path)
     probe = (
         "import sys\nfrom noisefloor.cli import main\n"
         f"code = main(['--root', {str(tmp_path / 'store')!r}, 'run', {str(suite)!r}])\n"
@@ -81,19 +87,7 @@ def test_importing_every_module_builds_no_model() -> None:
 
 
 def test_a_cached_run_builds_only_the_models_it_reads_and_writes(tmp_path: Path) -> None:
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(
-        yaml.safe_dump(
-            {
-                "name": "built",
-                "target": {"command": [sys.executable, "-c", "print('ok')"]},
-                "cases": [
-                    {"id": "a", "input": "x", "scorers": [{"type": "contains", "needle": "ok"}]}
-                ],
-            }
-        ),
-        encoding="utf-8",
-    )
+    suite = _one_case_suite(tmp_path)
     args = ["--root", str(tmp_path / "store"), "run", str(suite)]
     cold = subprocess.run(
         [sys.executable, "-m", "noisefloor", *args], capture_output=True, text=True
