@@ -229,9 +229,11 @@ def _literal(loc: Loc) -> bool:
     return loc == ("name",) or (len(loc) == 3 and loc[0] == "cases" and loc[2] == "id")
 
 
-def _build_scorers(
-    entries: list[str | dict[str, Any]],
-) -> tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]:
+#: A case's built scorers, and the problems of its entries (each at its path in the list).
+_Scorers = tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]
+
+
+def _build_scorers(entries: list[str | dict[str, Any]]) -> _Scorers:
     bindings: list[ScorerBinding] = []
     problems: list[tuple[tuple[Any, ...], str]] = []
     for index, entry in enumerate(entries):
@@ -269,8 +271,8 @@ def _build_scorers(
 
 def _scorers_of(
     entries: list[str | dict[str, Any]],
-    built: dict[bytes, tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]],
-) -> tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]:
+    built: dict[bytes, _Scorers],
+) -> _Scorers:
     """`_build_scorers(entries)`, made once per suite for each distinct list of entries: cases
     mostly share `defaults.scorers`, and a built scorer never changes (2,000 cases: 2,000
     validations of the same params)."""
@@ -399,7 +401,7 @@ def _validate(
     defaults = spec.defaults if spec else Defaults()
     cases: list[Case] = []
     seen: dict[str, str] = {}
-    built: dict[bytes, tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]] = {}
+    built: dict[bytes, _Scorers] = {}
     for file, base_loc, line, raw, bad in raw_cases:
         try:
             case_spec = CaseSpec.model_validate(raw)
