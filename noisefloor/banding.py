@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,6 +33,7 @@ __all__ = [
     "band_case",
     "build_scorer",
     "keep_written",
+    "keepers_for",
     "one_line",
     "read_sample",
     "score_case",
@@ -109,6 +110,13 @@ def keep_written(item: object, path: Path, data: dict[str, object]) -> None:
         _samples.put(name, os.stat(name), sample)
     except (OSError, orjson.JSONDecodeError, ValidationError):
         pass
+
+
+def keepers_for(count: int) -> tuple[Callable[[object, Path, dict[str, object]], None], ...]:
+    """The listeners that keep `count` samples about to be written: `keep_written` when they
+    all fit in the cache, none otherwise (a larger run would push each one out before it is
+    scored: the writer's thread would parse and validate every sample for nothing)."""
+    return (keep_written,) if count <= SAMPLES_KEPT else ()
 
 
 def read_sample(path: str | Path) -> RawSample:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from noisefloor import __version__
-from noisefloor.banding import keep_written
+from noisefloor.banding import keepers_for
 from noisefloor.comparison import compare_runs
 from noisefloor.errors import NoisefloorError, UsageError
 from noisefloor.exit_policy import finished_report
@@ -117,8 +117,9 @@ def sample_arms(
         ]
         pending = pending_samples(store, arm.cases, arm.inputs)
         wanted.append(ArmPending(arm.built.target, pending, arm.redactor, arm.built.source))
+    total = sum(len(w.pending) for w in wanted)
     if on_start is not None:
-        on_start(sum(len(w.pending) for w in wanted))
+        on_start(total)
     indexer = SampleIndexer(store)
     try:
         calls = take_interleaved(
@@ -127,7 +128,7 @@ def sample_arms(
             jobs=jobs,
             on_sample=on_sample,
             on_call=on_call,
-            on_written=WrittenListeners(indexer, keep_written, *_notes(arms)),
+            on_written=WrittenListeners(indexer, *keepers_for(total), *_notes(arms)),
             executor=executor,
         )
     finally:

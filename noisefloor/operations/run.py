@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor import __version__
-from noisefloor.banding import keep_written
+from noisefloor.banding import keepers_for
 from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
 from noisefloor.errors import UsageError
 from noisefloor.fingerprint import GIT_LABEL
@@ -212,7 +212,7 @@ class RunSession:
                 redactor=self.redactor,
                 on_sample=self.opts.on_sample,
                 on_call=self.opts.on_call,
-                on_written=WrittenListeners(indexer, self._facts.note, keep_written),
+                on_written=WrittenListeners(indexer, self._facts.note, *keepers_for(len(pending))),
                 executor=self.opts.executor,
                 source=self.built.source,
             )

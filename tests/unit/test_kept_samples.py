@@ -128,3 +128,9 @@ def test_a_run_scores_the_samples_it_took_without_reading_them(
 
     assert [b.outcomes for b in result.bands.values()] == [{"ok": 3}, {"ok": 3}]
     assert [name for name in opened if "/samples/" in name] == []
+
+
+def test_a_run_keeps_its_samples_only_when_they_all_fit() -> None:
+    # more would push each other out before they are scored
+    assert banding.keepers_for(banding.SAMPLES_KEPT) == (banding.keep_written,)
+    assert banding.keepers_for(banding.SAMPLES_KEPT + 1) == ()
