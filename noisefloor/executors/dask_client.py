@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from noisefloor.errors import ExecutorError, TargetConfigError, UsageError
@@ -111,7 +110,7 @@ def take_on_dask(
     jobs: dict[str, tuple[int, Pending]] = {}
     futures: dict[str, Any] = {}
     calls = [0] * len(arms)
-    written: set[Path] = set()
+    written: set[str] = set()
     writer = SampleWriter(store, on_written)
     arrivals = as_completed(loop=client.loop, with_results=True, raise_errors=False)
     try:
@@ -142,9 +141,9 @@ def take_on_dask(
             futures.pop(future.key).release()
             if "refused" in result:
                 raise TargetConfigError(str(result["refused"]))
-            if item.path in written:
+            if item.file in written:
                 continue
-            written.add(item.path)
+            written.add(item.file)
             sample = RawSample.model_validate(result["sample"])
             if on_call is not None:
                 on_call(item)

@@ -50,7 +50,7 @@ def _written(store: Store, case: CaseRecord, samples: list[dict[str, Any]]) -> l
     items = []
     for sample, path in zip(samples, store.sample_paths(case), strict=True):
         store.write_sample(path, sample)
-        items.append(Pending(case=case, repeat=sample["repeat"], path=path, input="question"))
+        items.append(Pending(case=case, repeat=sample["repeat"], file=str(path), input="question"))
     return items
 
 
