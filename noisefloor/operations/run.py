@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from noisefloor import __version__
-from noisefloor.banding import keepers_for
+from noisefloor import __version__, banding
 from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
 from noisefloor.errors import UsageError
 from noisefloor.fingerprint import GIT_LABEL
@@ -212,7 +211,9 @@ class RunSession:
                 redactor=self.redactor,
                 on_sample=self.opts.on_sample,
                 on_call=self.opts.on_call,
-                on_written=WrittenListeners(indexer, self._facts.note, *keepers_for(len(pending))),
+                on_written=WrittenListeners(
+                    indexer, self._facts.note, *banding.keepers_for(len(pending))
+                ),
                 executor=self.opts.executor,
                 source=self.built.source,
             )
@@ -368,12 +369,10 @@ class SampleFacts:
         return kind.check_run(self._facts(kind, cases))
 
     def _facts(self, kind: TargetKind, cases: list[CaseRecord]) -> Iterator[Any]:
-        from noisefloor.banding import read_sample
-
         for case in cases:
             noted = self._noted.get(case.sample_dir, {})
             for repeat, path in enumerate(self._store.sample_files(case), case.start):
                 if repeat in noted:
                     yield noted[repeat]
                 else:
-                    yield kind.run_fact(read_sample(path))
+                    yield kind.run_fact(banding.read_sample(path))
