@@ -11,7 +11,7 @@ from noisefloor.comparison import check_comparable, compare_runs, few, run_summa
 from noisefloor.errors import BaselineMissing, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.indexing import index_run
-from noisefloor.operations.run import RunOptions, RunResult, run_session, run_suite
+from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import against_pool, pooled_baseline
 from noisefloor.records import RunRecord
@@ -164,6 +164,7 @@ def check_suite(
         report = adoption_report(
             result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
         )
+        attach_usage(report, built, result.usage)
         if not report.adopted:
             return report
         with store.lock(suite.name):
@@ -193,12 +194,14 @@ def check_suite(
     screens = [opts.repeats or c.repeats for c in suite.cases]
     if design.applies(opts.repeats, settings, screens):
         with run_session(store, suite, opts, built) as session:
+            usage = session.usage
             parts, run = sequential_check(
                 store, session, settings, pool, design, allow_target_change=allow_target_change
             )
         report = finished_report(parts, settings, continue_on_scorer_error)
     else:
-        run = run_suite(store, suite, opts, built, score=False).run
+        result = run_suite(store, suite, opts, built, score=False)
+        run, usage = result.run, result.usage
         deep = pool()
         report = compare_runs(
             store,
@@ -214,6 +217,7 @@ def check_suite(
         report.warnings.append(change.message(shown_path(suite.path)))
     index_run(store, run)
     report.calls = run.calls
+    attach_usage(report, built, usage)
     return report
 
 

@@ -1,0 +1,173 @@
+"""Token usage and cost end to end, as real processes against the loopback OpenAI-compatible
+server (which reports usage): every report format gives the calls' tokens and cost, and a command
+target's reports give none.
+
+The server answers a prompt with `[pass:2/3]` PASS, PASS, FAIL, ... by how many times it has
+seen it, so a baseline of 5 passes 4 and the next 5 calls pass 3: a screen in doubt.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import orjson
+import pytest
+import yaml
+
+from tests.conftest import answer_case, fake_suite
+from tests.git_repo import commit_all, isolate_git
+from tests.llm_server import LlmServer
+
+#: Five words: the server counts words as tokens, so 5 prompt tokens and 1 completion token.
+PROMPT = "say [pass:2/3] ok"
+#: One call at input 0.5 and output 2 per million: (5 * 0.5 + 1 * 2) / 1e6.
+CALL = Decimal("0.0000045")
+
+
+def nf(*args: str | Path, root: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m noisefloor ARGS...` as a real process."""
+    return subprocess.run(
+        [sys.executable, "-m", "noisefloor", *map(str, args)],
+        env={**os.environ, "NOISEFLOOR_ROOT": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[LlmServer]:
+    with LlmServer() as srv:
+        yield srv
+
+
+def write_suite(path: Path, base_url: str, *, temperature: float = 0.0, **http: Any) -> Path:
+    target = {"base_url": base_url, "model": "m", "temperature": temperature, **http}
+    doc = {
+        "name": "priced",
+        "target": {"http": target},
+        "defaults": {"repeats": 5},
+        "cases": [
+            {
+                "id": "a",
+                "input": PROMPT,
+                "scorers": [{"type": "contains", "needle": "PASS"}],
+            }
+        ],
+    }
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+PRICE = {"input_per_million": 0.5, "output_per_million": 2, "currency": "EUR"}
+
+
+@pytest.fixture
+def adopted(tmp_path: Path, server: LlmServer) -> tuple[Path, Path]:
+    """A priced suite whose baseline is adopted (5 calls, 4 passing); its path and store root."""
+    suite = write_suite(tmp_path / "suite.yaml", server.base_url, price=PRICE)
+    root = tmp_path / "store"
+    first = nf("check", suite, "--format", "json", root=root)
+    assert first.returncode == 0, first.stderr
+    report = orjson.loads(first.stdout)
+    expected = {
+        "samples": 5,
+        "unreported": 0,
+        "prompt_tokens": 25,
+        "completion_tokens": 5,
+        "cost": float(5 * CALL),
+        "currency": "EUR",
+    }
+    assert report["usage"] == expected
+    assert report["cases"][0]["usage"] == expected
+    return suite, root
+
+
+def test_every_report_format_gives_the_calls_tokens_and_cost(
+    tmp_path: Path, server: LlmServer, adopted: tuple[Path, Path]
+) -> None:
+    suite, root = adopted
+    line = "15 prompt + 3 completion tokens, cost 0.0000135 EUR"
+    shown = {}
+    # each check a new version (its temperature), of 3 fixed repeats: 3 calls to price
+    for step, fmt in enumerate(["terminal", "markdown", "junit", "html"], 1):
+        write_suite(suite, server.base_url, temperature=step / 10, price=PRICE)
+        out = tmp_path / f"report.{fmt}"
+        result = nf("check", suite, "--repeats", "3", "--format", fmt, "--output", out, root=root)
+        assert result.returncode == 0, result.stderr
+        shown[fmt] = out.read_text(encoding="utf-8")
+        # the terminal copy printed beside the file
+        assert f"3 target calls using {line}" in result.stdout
+    assert f"3 target calls using {line}" in shown["markdown"]
+    assert f"using {line}" in shown["html"]
+    assert '<p class="usage">3 samples taken, using ' in shown["html"]  # per case
+    suite_el = ET.fromstring(shown["junit"])
+    props = {p.get("name"): p.get("value") for p in suite_el.findall("./properties/property")}
+    assert props == {
+        "usage.samples": "3",
+        "usage.unreported": "0",
+        "usage.prompt_tokens": "15",
+        "usage.completion_tokens": "3",
+        "usage.cost": "0.0000135",
+        "usage.currency": "EUR",
+    }
+    case_props = suite_el.findall("./testcase/properties/property")
+    assert {p.get("name"): p.get("value") for p in case_props} == props
+
+    # a check that took nothing (every sample cached) spent nothing, and says so
+    cached = nf("check", suite, "--repeats", "3", "--format", "json", root=root)
+    report = orjson.loads(cached.stdout)
+    assert report["calls"] == 0
+    assert (report["usage"]["samples"], report["usage"]["cost"]) == (0, 0.0)
+
+    # `run` prints it too; without a price there is no cost, never one in a currency of ours
+    write_suite(suite, server.base_url, temperature=0.9)
+    run = nf("run", suite, "--repeats", "2", root=root)
+    assert "usage: 10 prompt + 2 completion tokens\n" in run.stdout
+    run_json = orjson.loads(
+        nf("run", suite, "--repeats", "2", "--fresh", "--format", "json", root=root).stdout
+    )
+    assert run_json["usage"] == {
+        "samples": 2,
+        "unreported": 0,
+        "prompt_tokens": 10,
+        "completion_tokens": 2,
+    }
+
+
+def test_a_command_targets_reports_show_no_usage_never_a_zero(
+    tmp_path: Path, project: Path
+) -> None:
+    suite = fake_suite(project, [answer_case("a")], repeats=2)
+    root = tmp_path / "store"
+    result = nf("check", suite, "--format", "json", root=root)
+    assert result.returncode == 0, result.stderr
+    report = orjson.loads(result.stdout)
+    assert "usage" not in report and "usage" not in report["cases"][0]
+    terminal = nf("run", suite, "--fresh", root=root)
+    assert "tokens" not in terminal.stdout and "usage" not in terminal.stdout
+
+
+def test_ab_reports_the_usage_of_both_arms_calls(
+    tmp_path: Path, server: LlmServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_git(monkeypatch, tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    suite = write_suite(repo / "suite.yaml", server.base_url, price=PRICE)
+    commit_all(repo)
+    result = nf("ab", suite, "--baseline-ref", "HEAD", "--format", "json", root=repo / ".nf")
+    assert result.returncode == 0, result.stderr
+    report = orjson.loads(result.stdout)
+    # an endpoint's version is its settings: both arms are one version, sampled once
+    assert report["calls"] == 5
+    assert report["usage"]["samples"] == 5
+    assert report["usage"]["cost"] == float(5 * CALL)

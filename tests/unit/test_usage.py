@@ -1,0 +1,200 @@
+"""Unit tests of token usage and its price: the suite's price, what an envelope reports, and the
+sums a report shows (never a zero the endpoint did not say)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from noisefloor.errors import SuiteError
+from noisefloor.records import CaseRecord
+from noisefloor.report._usage import amount, usage_text
+from noisefloor.sampling import Pending
+from noisefloor.suite import load_suite
+from noisefloor.targets.factory import build_target
+from noisefloor.usage import Price, Tokens, UsageTally, envelope_tokens
+
+SUITE = """\
+name: priced
+target:
+  http:
+    base_url: http://127.0.0.1:9/v1
+    model: m
+{price}cases:
+  - id: a
+    input: hello
+    scorers: [json_valid]
+"""
+
+
+def suite_file(tmp_path: Path, price: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(SUITE.format(price=price), encoding="utf-8")
+    return path
+
+
+def pending(case_id: str) -> Pending:
+    case = CaseRecord(
+        case_id=case_id, case_key="k", input="", repeats=1, sample_dir="d", scorers=[]
+    )
+    return Pending(case=case, repeat=0, file="r0.json", input="")
+
+
+def written(tally: UsageTally, case_id: str, usage: Any) -> None:
+    """Tell `tally` of one sample of `case_id` whose envelope holds `usage`."""
+    envelope = None if usage is None else {"usage": usage}
+    tally(pending(case_id), Path("r0.json"), {"envelope": envelope})
+
+
+def usage(prompt: int, completion: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion}
+
+
+PRICE = Price(input_per_million=Decimal("0.5"), output_per_million=Decimal(2), currency="EUR")
+
+
+# -- the suite's price ------------------------------------------------------------------------
+
+
+def test_a_price_is_read_exactly_and_leaves_the_target_version_alone(tmp_path: Path) -> None:
+    plain = build_target(load_suite(suite_file(tmp_path, "")))
+    price = "    price: {input_per_million: 0.15, output_per_million: 0.6, currency: USD}\n"
+    priced = build_target(load_suite(suite_file(tmp_path, price)))
+
+    assert priced.price == Price(
+        input_per_million=Decimal("0.15"), output_per_million=Decimal("0.6"), currency="USD"
+    )
+    assert plain.price is None
+    # a new price changes what reports say a call costs, never which samples are reused
+    assert priced.record.key == plain.record.key
+    assert priced.record.spec == plain.record.spec
+
+
+@pytest.mark.parametrize(
+    ("price", "says"),
+    [
+        ("    price: {input_per_million: -1, output_per_million: 1}\n", "greater than or equal"),
+        ("    price: {input_per_million: 1}\n", "output_per_million"),
+        ("    price: {input_per_million: 1, output_per_million: 1, cost: 2}\n", "cost"),
+    ],
+    ids=["negative", "missing-output", "unknown-key"],
+)
+def test_a_bad_price_names_its_line_and_field(tmp_path: Path, price: str, says: str) -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite(suite_file(tmp_path, price))
+    message = info.value.format_message()
+    assert "suite.yaml:6" in message and "target.http.price" in message and says in message
+
+
+def test_a_cost_is_exact_per_million_tokens() -> None:
+    price = Price.model_validate({"input_per_million": 0.15, "output_per_million": 0.6})
+    # floats would give 4.6500000000000005e-06
+    assert price.cost(Tokens(3, 7)) == Decimal("0.00000465")
+    assert price.cost(Tokens()) == 0
+
+
+# -- what an envelope reports -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("envelope", "tokens"),
+    [
+        ({"usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}}, Tokens(9, 2)),
+        ({"usage": {"prompt_tokens": 0, "completion_tokens": 0}}, Tokens(0, 0)),
+        (None, None),
+        ({"usage": None}, None),
+        ({"status": 500}, None),
+        ({"usage": {"total_tokens": 11}}, None),
+        ({"usage": {"prompt_tokens": 9, "completion_tokens": True}}, None),
+        ({"usage": {"prompt_tokens": -1, "completion_tokens": 2}}, None),
+        ({"usage": {"prompt_tokens": "9", "completion_tokens": 2}}, None),
+        ({"usage": [9, 2]}, None),
+    ],
+    ids=[
+        "counts",
+        "zeros-said",
+        "command",
+        "null-usage",
+        "error",
+        "total-only",
+        "bool",
+        "negative",
+        "text",
+        "list",
+    ],
+)
+def test_envelope_tokens_trusts_only_counts_the_endpoint_gave(
+    envelope: dict[str, Any] | None, tokens: Tokens | None
+) -> None:
+    assert envelope_tokens(envelope) == tokens
+
+
+# -- the sums a report shows ------------------------------------------------------------------
+
+
+def test_a_tally_sums_per_case_and_in_all_and_prices_exactly() -> None:
+    tally = UsageTally()
+    written(tally, "a", usage(10, 2))
+    written(tally, "a", usage(10, 4))
+    written(tally, "b", usage(20, 1))
+
+    total = tally.usage(PRICE).dump()
+    assert total == {
+        "samples": 3,
+        "unreported": 0,
+        "prompt_tokens": 40,
+        "completion_tokens": 7,
+        "cost": 0.000034,  # (40 * 0.5 + 7 * 2) / 1e6
+        "currency": "EUR",
+    }
+    assert tally.usage(PRICE, "a").dump()["completion_tokens"] == 6
+    assert tally.spent(PRICE) == Decimal("0.000034")
+    assert tally.dearest("a") == Tokens(10, 4)
+
+
+def test_samples_without_usage_are_counted_apart_never_as_zero() -> None:
+    tally = UsageTally()
+    written(tally, "a", None)
+    written(tally, "a", None)
+    written(tally, "b", usage(5, 1))
+
+    unknown = tally.usage(PRICE, "a")
+    assert (unknown.prompt_tokens, unknown.completion_tokens, unknown.cost) == (None, None, None)
+    assert (unknown.samples, unknown.unreported) == (2, 2)
+    assert "unknown" in usage_text(unknown)
+
+    partial = tally.usage(PRICE)
+    assert (partial.prompt_tokens, partial.unreported, partial.samples) == (5, 2, 3)
+    assert usage_text(partial) == (
+        "5 prompt + 1 completion tokens, cost 0.0000045 EUR "
+        "(2 of 3 samples reported no usage: not counted)"
+    )
+
+
+def test_no_sample_taken_costs_nothing_and_without_a_price_no_cost_is_shown() -> None:
+    tally = UsageTally()
+    assert tally.usage(PRICE, "a").dump() == {
+        "samples": 0,
+        "unreported": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cost": 0.0,
+        "currency": "EUR",
+    }
+    written(tally, "a", usage(3, 1))
+    shown = tally.usage(None).dump()
+    assert "cost" not in shown and "currency" not in shown
+    assert usage_text(tally.usage(None)) == "3 prompt + 1 completion tokens"
+
+
+@pytest.mark.parametrize(
+    ("value", "currency", "text"),
+    [(0.0000275, None, "0.0000275"), (12.5, "USD", "12.5 USD"), (0.0, None, "0")],
+)
+def test_an_amount_is_written_without_an_exponent(
+    value: float, currency: str | None, text: str
+) -> None:
+    assert amount(value, currency) == text
