@@ -1,6 +1,6 @@
 """Token usage and cost end to end, as real processes against the loopback OpenAI-compatible
-server (which reports usage): every report format gives the calls' tokens and cost, and a command
-target's reports give none.
+server (which reports usage): every report format gives the calls' tokens and cost, the `tokens`
+scorer catches longer answers, and a command target's reports give none.
 
 The server answers a prompt with `[pass:2/3]` PASS, PASS, FAIL, ... by how many times it has
 seen it, so a baseline of 5 passes 4 and the next 5 calls pass 3: a screen in doubt.
@@ -141,6 +141,32 @@ def test_every_report_format_gives_the_calls_tokens_and_cost(
         "prompt_tokens": 10,
         "completion_tokens": 2,
     }
+
+
+def test_the_tokens_scorer_catches_an_answer_that_got_longer(
+    tmp_path: Path, server: LlmServer
+) -> None:
+    root = tmp_path / "store"
+    suite = tmp_path / "suite.yaml"
+    http: dict[str, Any] = {"base_url": server.base_url, "model": "m"}
+    doc = {
+        "name": "longer",
+        "target": {"http": http},
+        "defaults": {"repeats": 5},
+        "cases": [{"id": "a", "input": "answer one word", "scorers": ["tokens"]}],
+    }
+    suite.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert nf("check", suite, root=root).returncode == 0
+    # the server answers {"answer": <last word>}, one word; a new prompt template adds
+    # `[sample]`, whose answers take one to three words: the case's input stays the same
+    http["messages"] = [{"role": "user", "content": "{{input}} [sample]"}]
+    suite.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = nf("check", suite, "--repeats", "12", "--format", "json", root=root)
+    report = orjson.loads(result.stdout)
+    scorer = report["cases"][0]["scorers"][0]
+    assert scorer["candidate"]["mean"] > scorer["baseline"]["mean"] == 2.0
+    assert report["cases"][0]["verdict"] == "regressed", scorer["reason"]
+    assert result.returncode == 1
 
 
 def test_a_command_targets_reports_show_no_usage_never_a_zero(

@@ -1,5 +1,5 @@
-"""Unit tests of token usage and its price: the suite's price, what an envelope reports, and the
-sums a report shows (never a zero the endpoint did not say)."""
+"""Unit tests of token usage and its price: the suite's price, what an envelope reports, the sums a
+report shows (never a zero the endpoint did not say) and the `tokens` scorer."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from noisefloor.errors import SuiteError
 from noisefloor.records import CaseRecord
 from noisefloor.report._usage import amount, usage_text
 from noisefloor.sampling import Pending
+from noisefloor.scorers import REGISTRY, ScoreInput
 from noisefloor.suite import load_suite
 from noisefloor.targets.factory import build_target
 from noisefloor.usage import Price, Tokens, UsageTally, envelope_tokens
@@ -198,3 +199,30 @@ def test_an_amount_is_written_without_an_exponent(
     value: float, currency: str | None, text: str
 ) -> None:
     assert amount(value, currency) == text
+
+
+# -- the tokens scorer ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "value", "passed", "detail"),
+    [
+        ({}, 4.0, True, "4 completion tokens"),
+        ({"count": "prompt"}, 9.0, True, "9 prompt tokens"),
+        ({"count": "total", "max": 12}, 13.0, False, "13 total over 12"),
+        ({"max": 4}, 4.0, True, "4 completion tokens"),
+    ],
+)
+def test_the_tokens_scorer_reads_the_reported_count(
+    params: dict[str, Any], value: float, passed: bool, detail: str
+) -> None:
+    scorer = REGISTRY.build("tokens", params)
+    result = scorer(ScoreInput(text="x", tokens=Tokens(9, 4)))
+    assert (result.value, result.passed, result.detail) == (value, passed, detail)
+    assert (scorer.kind, scorer.direction) == ("continuous", "lower_is_better")
+
+
+def test_the_tokens_scorer_fails_an_answer_without_usage_with_no_made_up_count() -> None:
+    result = REGISTRY.build("tokens")(ScoreInput(text="x"))
+    assert (result.value, result.passed) == (None, False)
+    assert "no usage" in result.detail
