@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from noisefloor import __version__
 from noisefloor.banding import keepers_for
 from noisefloor.comparison import compare_runs
+from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import NoisefloorError, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.fingerprint import GIT_LABEL
@@ -328,13 +329,14 @@ def ab_suite(
     """
     _check_options(suite, opts)
     cand_built = build_target(suite, store.root)
+    design = design or Design()
+    check_priced(design.max_cost, cand_built.price)
     store.ensure()
     started = utc_now()
     with checked_out(suite.base_dir, ref, store.root) as tree:
         base_built = _built_at(tree, suite, store)
         same = base_built.record.key == cand_built.record.key
         label = f"ab-{tree.sha[:12]}"
-        design = design or Design()
         screens = [opts.repeats or c.repeats for c in suite.cases]
         with store.lock(suite.name):
             facts, usage = SampleFacts(store), UsageTally()
@@ -354,8 +356,21 @@ def ab_suite(
                         design.baseline_max_age_s,
                     )
 
+                cost = cost_budget(
+                    store,
+                    design.max_cost,
+                    cand_built.price,
+                    usage,
+                    [c for a in arms for c in a.cases],
+                )
                 parts, cand = sequential_check(
-                    store, session, settings, pool, design, allow_target_change=allow_target_change
+                    store,
+                    session,
+                    settings,
+                    pool,
+                    design,
+                    allow_target_change=allow_target_change,
+                    cost=cost,
                 )
                 assert session.base_run is not None
                 runs = [session.base_run, cand]

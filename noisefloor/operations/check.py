@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
+from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import BaselineMissing, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.indexing import index_run
@@ -159,6 +160,8 @@ def check_suite(
         )
     built = build_target(suite, store.root)
     design = design or Design()
+    # refused before any call, wherever the budget would apply
+    check_priced(design.max_cost, built.price)
     if pointer is None:
         result = run_suite(store, suite, opts, built)
         report = adoption_report(
@@ -195,8 +198,17 @@ def check_suite(
     if design.applies(opts.repeats, settings, screens):
         with run_session(store, suite, opts, built) as session:
             usage = session.usage
+            cost = cost_budget(
+                store, design.max_cost, built.price, usage, [*base.cases, *session.cases()]
+            )
             parts, run = sequential_check(
-                store, session, settings, pool, design, allow_target_change=allow_target_change
+                store,
+                session,
+                settings,
+                pool,
+                design,
+                allow_target_change=allow_target_change,
+                cost=cost,
             )
         report = finished_report(parts, settings, continue_on_scorer_error)
     else:

@@ -308,6 +308,8 @@ class SequentialSummary(Part):
     """The rest, corrected across the confirmed cases (`confirm_rule_summary`)."""
     max_repeats: int
     max_calls: int | None
+    max_cost: float | None = None
+    """`--max-cost`: what the samples of the check may cost at the suite's price, at most."""
     baseline_repeats: int
     """The deep baseline's repeats per case (the median over cases)."""
     screened: int

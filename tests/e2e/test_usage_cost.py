@@ -1,6 +1,7 @@
 """Token usage and cost end to end, as real processes against the loopback OpenAI-compatible
 server (which reports usage): every report format gives the calls' tokens and cost, the `tokens`
-scorer catches longer answers, and a command target's reports give none.
+scorer catches longer answers, a command target's reports give none, and `--max-cost` stops a
+check as `--max-calls` does.
 
 The server answers a prompt with `[pass:2/3]` PASS, PASS, FAIL, ... by how many times it has
 seen it, so a baseline of 5 passes 4 and the next 5 calls pass 3: a screen in doubt.
@@ -180,6 +181,92 @@ def test_a_command_targets_reports_show_no_usage_never_a_zero(
     assert "usage" not in report and "usage" not in report["cases"][0]
     terminal = nf("run", suite, "--fresh", root=root)
     assert "tokens" not in terminal.stdout and "usage" not in terminal.stdout
+    refused = nf("check", suite, "--max-cost", "1", root=root)
+    assert refused.returncode == 3
+    assert "--max-cost 1 needs the price of a token" in refused.stderr
+
+
+def test_max_cost_below_the_screen_exits_3_before_any_call_and_exactly_on_it_screens(
+    server: LlmServer, adopted: tuple[Path, Path]
+) -> None:
+    suite, root = adopted
+    write_suite(suite, server.base_url, temperature=0.5, price=PRICE)
+    before = len(server.requests)
+    below = nf(
+        "check",
+        suite,
+        "--max-repeats",
+        "10",
+        "--max-cost",
+        str(5 * CALL - Decimal("1e-9")),
+        root=root,
+    )
+    assert below.returncode == 3
+    assert "is below the screen's 0.0000225 EUR (5 samples" in below.stderr
+    assert len(server.requests) == before
+
+    # exactly the screen's price: the screen is taken, and nothing is left to confirm
+    exact = nf(
+        "check",
+        suite,
+        "--max-repeats",
+        "10",
+        "--max-cost",
+        str(5 * CALL),
+        "--format",
+        "json",
+        root=root,
+    )
+    assert exact.returncode == 0, exact.stderr  # inconclusive fails only --strict
+    report = orjson.loads(exact.stdout)
+    case = report["cases"][0]
+    assert case["verdict"] == "inconclusive"
+    assert case["sequential"]["stopped"] == "budget"
+    assert "--max-cost 0.0000225 ran out before its confirmation" in case["reason"]
+    assert (report["sequential"]["budget_stopped"], report["calls"]) == (1, 5)
+    assert report["usage"]["cost"] == float(5 * CALL)
+    assert len(server.requests) == before + 5
+    assert report["sequential"]["max_cost"] == float(5 * CALL)
+
+    # the screen is cached and free: the same budget now buys the confirmation, exactly
+    confirmed = nf(
+        "check",
+        suite,
+        "--max-repeats",
+        "10",
+        "--max-cost",
+        str(5 * CALL),
+        "--format",
+        "json",
+        root=root,
+    )
+    report = orjson.loads(confirmed.stdout)
+    case = report["cases"][0]
+    assert case["sequential"]["stopped"] in ("cap", "decided")
+    assert case["sequential"]["candidate_repeats"] == 10
+    assert report["calls"] == 5
+    assert report["usage"]["cost"] == float(5 * CALL)
+
+
+def test_max_cost_a_hair_below_a_confirmation_leaves_it_in_doubt(
+    server: LlmServer, adopted: tuple[Path, Path]
+) -> None:
+    suite, root = adopted
+    write_suite(suite, server.base_url, temperature=0.5, price=PRICE)
+    budget = str(10 * CALL - Decimal("1e-12"))
+    result = nf("check", suite, "--max-repeats", "10", "--max-cost", budget, root=root)
+    assert result.returncode == 0, result.stderr
+    assert "inconclusive" in result.stdout
+    assert f"left in doubt by --max-cost {budget}" in result.stdout
+    assert (
+        "5 target calls using 25 prompt + 5 completion tokens, cost 0.0000225 EUR" in result.stdout
+    )
+    assert (
+        nf(
+            "check", suite, "--max-repeats", "10", "--max-cost", budget, "--strict", root=root
+        ).returncode
+        == 1
+    )
 
 
 def test_ab_reports_the_usage_of_both_arms_calls(

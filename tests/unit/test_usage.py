@@ -1,15 +1,18 @@
 """Unit tests of token usage and its price: the suite's price, what an envelope reports, the sums a
-report shows (never a zero the endpoint did not say) and the `tokens` scorer."""
+report shows (never a zero the endpoint did not say), the `tokens` scorer and the cost budget."""
 
 from __future__ import annotations
 
+import argparse
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from noisefloor.errors import SuiteError
+from noisefloor.cli_options import money
+from noisefloor.cost_budget import CostBudget, check_priced
+from noisefloor.errors import SuiteError, UsageError
 from noisefloor.records import CaseRecord
 from noisefloor.report._usage import amount, usage_text
 from noisefloor.sampling import Pending
@@ -226,3 +229,61 @@ def test_the_tokens_scorer_fails_an_answer_without_usage_with_no_made_up_count()
     result = REGISTRY.build("tokens")(ScoreInput(text="x"))
     assert (result.value, result.passed) == (None, False)
     assert "no usage" in result.detail
+
+
+# -- the cost budget --------------------------------------------------------------------------
+
+#: One call of case `a` costs (10 * 0.5 + 2 * 2) / 1e6 = 0.000009.
+CALL = Decimal("0.000009")
+
+
+def budget(max_cost: Decimal, known: dict[str, Tokens | None]) -> CostBudget:
+    return CostBudget(max_cost, PRICE, UsageTally(), known)
+
+
+def test_a_screen_that_lands_exactly_on_the_budget_is_taken() -> None:
+    budget(5 * CALL, {"a": Tokens(10, 2)}).check_screen([("a", 5)])
+    with pytest.raises(UsageError, match=r"--max-cost 0.000044 is below the screen's 0.000045 EUR"):
+        budget(Decimal("0.000044"), {"a": Tokens(10, 2)}).check_screen([("a", 5)])
+
+
+def test_a_confirmation_that_lands_exactly_on_what_is_left_is_taken_and_spends_it() -> None:
+    cost = budget(10 * CALL, {"a": Tokens(10, 2)})
+    for _ in range(5):  # the screen took five calls of case a
+        written(cost.spent, "a", usage(10, 2))
+    assert cost.affords("a", 5)  # 5 * CALL left, exactly
+    assert not cost.affords("a", 1)  # nothing left
+
+
+def test_a_confirmation_is_priced_by_the_longest_answer_its_case_gave() -> None:
+    cost = budget(Decimal(1), {"a": Tokens(10, 2)})
+    written(cost.spent, "a", usage(10, 50))  # the candidate answers longer than the baseline
+    assert cost.per_call("a") == PRICE.cost(Tokens(10, 50))
+
+
+def test_a_case_never_answered_is_priced_as_the_dearest_case() -> None:
+    cost = budget(Decimal(1), {"a": Tokens(10, 2), "b": Tokens(30, 1), "new": None})
+    assert cost.per_call("new") == PRICE.cost(Tokens(30, 2))
+
+
+def test_nothing_to_price_from_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="no stored answer of this suite reports token usage"):
+        budget(Decimal(1), {"a": None}).check_screen([("a", 5)])
+
+
+def test_a_budget_without_a_price_is_refused() -> None:
+    check_priced(None, None)
+    check_priced(Decimal(1), PRICE)
+    with pytest.raises(UsageError, match="needs the price of a token") as info:
+        check_priced(Decimal(1), None)
+    assert info.value.hint is not None and "target.http.price" in info.value.hint
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "abc", "nan", "inf"])
+def test_max_cost_must_be_an_amount_above_zero(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        money(text)
+
+
+def test_max_cost_is_kept_exactly_as_written() -> None:
+    assert money("0.1") == Decimal("0.1")
