@@ -17,7 +17,7 @@ from noisefloor.records import CaseRecord
 from noisefloor.report._usage import amount, usage_text
 from noisefloor.sampling import Pending
 from noisefloor.scorers import REGISTRY, ScoreInput
-from noisefloor.suite import load_suite
+from noisefloor.suite import load_suite, suite_json_schema
 from noisefloor.targets.factory import build_target
 from noisefloor.usage import Price, Tokens, UsageTally, envelope_tokens
 
@@ -91,6 +91,16 @@ def test_a_bad_price_names_its_line_and_field(tmp_path: Path, price: str, says: 
         load_suite(suite_file(tmp_path, price))
     message = info.value.format_message()
     assert "suite.yaml:6" in message and "target.http.price" in message and says in message
+
+
+def test_the_suite_schema_describes_the_price() -> None:
+    schema = suite_json_schema()
+    price = schema["$defs"]["Price"]
+    assert price["required"] == ["input_per_million", "output_per_million"]
+    assert price["additionalProperties"] is False
+    assert "a million prompt" in price["properties"]["input_per_million"]["description"]
+    http = schema["$defs"]["HttpSpec"]["properties"]["price"]
+    assert {"$ref": "#/$defs/Price"} in http["anyOf"]
 
 
 def test_a_cost_is_exact_per_million_tokens() -> None:
