@@ -30,6 +30,7 @@ __all__ = [
     "LatencyParams",
     "MustIncludeParams",
     "RegexParams",
+    "TokensParams",
     "contains",
     "json_fields",
     "json_path_equals",
@@ -41,6 +42,7 @@ __all__ = [
     "must_include",
     "not_contains",
     "regex",
+    "tokens",
 ]
 
 
@@ -273,6 +275,15 @@ class LatencyParams(Params):
     """Slowest passing call, in seconds; without it every call passes."""
 
 
+class TokensParams(Params):
+    """Parameters of `tokens`."""
+
+    count: Literal["completion", "prompt", "total"] = "completion"
+    """Which tokens: of the answer (`completion`), of the request (`prompt`), or both."""
+    max: Annotated[int, Field(ge=0)] | None = None
+    """Most tokens that pass; without it every answer that reports usage passes."""
+
+
 def _mean(values: list[float]) -> float:
     """The mean; numbers near the float limit are divided before they are summed, not after."""
     try:
@@ -433,6 +444,22 @@ def latency(inp: ScoreInput, p: LatencyParams) -> ScoreResult:
     if not reliable:
         detail += f" (measured with {inp.concurrency} calls at once)"
     return ScoreResult(value=inp.wall_s, passed=passed, detail=detail, reliable=reliable)
+
+
+@scorer("tokens", params=TokensParams, kind="continuous", direction="lower_is_better")
+def tokens(inp: ScoreInput, p: TokensParams) -> ScoreResult:
+    """Tokens of the call as the endpoint reported them (`usage`); passes at or under `max`."""
+    if inp.tokens is None:
+        return ScoreResult(
+            value=None, passed=False, detail="no usage: the target reported no token counts"
+        )
+    prompt, completion = inp.tokens.prompt, inp.tokens.completion
+    value = {"prompt": prompt, "completion": completion, "total": prompt + completion}[p.count]
+    if p.max is not None and value > p.max:
+        return ScoreResult(
+            value=float(value), passed=False, detail=f"{value} {p.count} over {p.max}"
+        )
+    return ScoreResult(value=float(value), passed=True, detail=f"{value} {p.count} tokens")
 
 
 @scorer("json_fields", params=JsonFieldsParams)

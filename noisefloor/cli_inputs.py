@@ -63,6 +63,7 @@ def check_design(args: argparse.Namespace, suite: Any) -> Any:
     return Design(
         max_repeats=pick("max_repeats", MAX_REPEATS),
         max_calls=args.max_calls,
+        max_cost=args.max_cost,
         baseline_repeats=pick("baseline_repeats", BASELINE_REPEATS),
         baseline_max_age_s=parse_age(age) if age is not None else None,
     )

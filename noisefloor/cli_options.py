@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -25,6 +26,7 @@ __all__ = [
     "jobs",
     "jobs_option",
     "lock_timeout_option",
+    "money",
     "non_negative",
     "positive",
     "repeat_count",
@@ -58,6 +60,17 @@ def positive(text: str) -> int:
     value = _parse(int, text, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def money(text: str) -> Decimal:
+    """An amount of money above 0, kept exact as written (`0.05`, not the nearest float)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"must be an amount such as 0.50, got {text!r}") from None
+    if not value.is_finite() or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be an amount above 0, got {text!r}")
     return value
 
 
@@ -213,6 +226,14 @@ def sequential_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="samples the whole check may take (cached ones are free); cases left in doubt "
         "are inconclusive",
+    )
+    group.add_argument(
+        "--max-cost",
+        type=money,
+        metavar="AMOUNT",
+        help="what the whole check's samples may cost at the suite's `target.http.price`, in "
+        "its currency (cached ones are free; each call priced as its case's longest answer "
+        "so far); cases left in doubt are inconclusive",
     )
     _baseline_depth_options(group)
 

@@ -86,7 +86,7 @@ def _run_summary(result: Any) -> dict[str, Any]:
         "run": result.run.model_dump(
             mode="json", include={"run_id", "suite", "label", "cases", "rescored_from"}
         ),
-        "calls": result.run.calls,
+        **result.spending(),
         "pending": result.pending,
         "warnings": result.warnings,
         "work": result.stats.as_dict(),

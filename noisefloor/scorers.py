@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 from noisefloor.field_docs import describe
+from noisefloor.usage import Tokens, envelope_tokens
 
 if TYPE_CHECKING:
     from noisefloor.targets.base import RawSample
@@ -54,12 +55,19 @@ class ScoreInput:
     text: str
     wall_s: float = 0.0
     concurrency: int = 1
+    tokens: Tokens | None = None
+    """The tokens the endpoint said the answer took; None when it said nothing (a command)."""
     _parsed: Any = field(default=_Cache.UNPARSED, init=False, repr=False, compare=False)
 
     @classmethod
     def from_sample(cls, sample: RawSample) -> ScoreInput:
         """The input for one stored sample, reusing the target's own JSON parse when it has one."""
-        inp = cls(text=sample.output.text, wall_s=sample.wall_s, concurrency=sample.concurrency)
+        inp = cls(
+            text=sample.output.text,
+            wall_s=sample.wall_s,
+            concurrency=sample.concurrency,
+            tokens=envelope_tokens(sample.envelope),
+        )
         if sample.parsed is not None:
             object.__setattr__(inp, "_parsed", sample.parsed)
         return inp

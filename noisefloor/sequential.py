@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from noisefloor.report.model import CaseReport, RuleSummary, ScorerReport, Sequential
 from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, SCREEN_SHARE, RuleName, RuleSettings
@@ -33,7 +34,7 @@ class Stop(enum.StrEnum):
     DECIDED = "decided"
     #: Confirmed at --max-repeats without a significant change.
     CAP = "cap"
-    #: In doubt, but --max-calls ran out before its confirmation.
+    #: In doubt, but --max-calls or --max-cost ran out before its confirmation.
     BUDGET = "budget"
 
 
@@ -45,6 +46,9 @@ class Design:
     """Candidate repeats per case at most: the screen's plus the confirmation's."""
     max_calls: int | None = None
     """Samples the whole check may take; None: no limit."""
+    max_cost: Decimal | None = None
+    """What the whole check's samples may cost at the suite's price (`cost_budget`); None: no
+    limit."""
     baseline_repeats: int = BASELINE_REPEATS
     """Repeats per case of the deep baseline a check compares against, at most."""
     baseline_max_age_s: float | None = None
@@ -136,14 +140,14 @@ def doubt_order(cases: Sequence[CaseReport]) -> list[str]:
     return [c.case_id for c in sorted(doubtful, key=lambda c: (_doubt(c), c.case_id))]
 
 
-def _budget_stop(case: CaseReport, max_calls: int | None) -> CaseReport:
+def _budget_stop(case: CaseReport, budget: str) -> CaseReport:
     """A case left in doubt by the budget: inconclusive, since more repeats could decide it."""
     first = next((s for s in case.scorers if _looks_worse(s)), None)
     what = f"{first.key}: {first.reason}" if first is not None else case.reason
     return case.model_copy(
         update={
             "verdict": Verdict.INCONCLUSIVE,
-            "reason": f"in doubt after the screen ({what}); --max-calls {max_calls} ran out "
+            "reason": f"in doubt after the screen ({what}); {budget} ran out "
             "before its confirmation: rerun with a larger budget (samples taken are kept)",
         }
     )
@@ -155,6 +159,7 @@ def combine(
     stops: Mapping[str, Stop],
     repeats: Mapping[str, Sequential],
     max_calls: int | None = None,
+    max_cost: Decimal | None = None,
 ) -> list[CaseReport]:
     """Each case's final report: its confirmation's where it had one, else its screen's, with
     the sequential evidence (repeats on each side, why it stopped) attached.
@@ -162,6 +167,9 @@ def combine(
     `stops` holds the cases the screen alone did not settle: `SAME`, `BUDGET`, and `CAP` for
     those confirmed (`DECIDED` where the confirmation rejected); `repeats` every case's counts.
     """
+    given = [f"--max-calls {max_calls}"] if max_calls is not None else []
+    given += [f"--max-cost {max_cost}"] if max_cost is not None else []
+    budget = " or ".join(given)
     out = []
     for case in screened:
         final = confirmed.get(case.case_id, case)
@@ -169,7 +177,7 @@ def combine(
         if stop is None:
             stop = Stop.DECIDED if case.verdict in _FINAL else Stop.CLEAR
         elif stop is Stop.BUDGET:
-            final = _budget_stop(case, max_calls)
+            final = _budget_stop(case, budget)
         elif stop is Stop.CAP and final.verdict in _FINAL:
             stop = Stop.DECIDED
         evidence = repeats[case.case_id].model_copy(update={"stopped": stop.value})

@@ -11,12 +11,19 @@ from dataclasses import dataclass
 from noisefloor import __version__
 from noisefloor.banding import keepers_for
 from noisefloor.comparison import compare_runs
+from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import NoisefloorError, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.operations.check import shown_path
-from noisefloor.operations.run import RunOptions, SampleFacts, case_records, new_run_id
+from noisefloor.operations.run import (
+    RunOptions,
+    SampleFacts,
+    attach_usage,
+    case_records,
+    new_run_id,
+)
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import pooled_baseline
 from noisefloor.records import CaseRecord, RunRecord
@@ -37,6 +44,7 @@ from noisefloor.suite import Suite
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
 from noisefloor.targets.kinds import kind_named
+from noisefloor.usage import UsageTally
 from noisefloor.version_change import version_change
 from noisefloor.worktree import Checkout, checked_out
 
@@ -60,6 +68,8 @@ class Arm:
     """The id its run record will have."""
     facts: SampleFacts | None = None
     """What its kind's check of a run needs of each sample it wrote (`sample_arms` notes it)."""
+    usage: UsageTally | None = None
+    """The usage of the samples it took (`sample_arms` notes it; arms may share one)."""
 
 
 def new_arm(
@@ -69,11 +79,12 @@ def new_arm(
     *,
     fresh: bool = False,
     facts: SampleFacts | None = None,
+    usage: UsageTally | None = None,
 ) -> Arm:
     """An arm for one version of the suite's target, in its current epoch (a new one if `fresh`).
 
     Its cases start at the suite's repeats; `sample_arms` sets how many each arm takes. Arms
-    sampled together may share their `facts` (each sample's is kept once).
+    sampled together may share their `facts` (each sample's is kept once) and `usage`.
     """
     key = built.record.key
     epoch = store.bump_epoch(suite.name, key) if fresh else store.epoch(suite.name, key)
@@ -86,6 +97,7 @@ def new_arm(
         redactor=redactor,
         inputs={c.id: c.input for c in suite.cases},
         facts=facts or SampleFacts(store),
+        usage=usage,
     )
 
 
@@ -139,9 +151,10 @@ def sample_arms(
 
 
 def _notes(arms: Sequence[Arm]) -> list[OnWritten]:
-    """Each distinct `facts` of the arms, told of every sample written."""
+    """Each distinct `facts` and `usage` of the arms, told of every sample written."""
     facts = {id(arm.facts): arm.facts for arm in arms if arm.facts is not None}
-    return [f.note for f in facts.values()]
+    usage = {id(arm.usage): arm.usage for arm in arms if arm.usage is not None}
+    return [*(f.note for f in facts.values()), *usage.values()]
 
 
 def _save_run(
@@ -316,19 +329,22 @@ def ab_suite(
     """
     _check_options(suite, opts)
     cand_built = build_target(suite, store.root)
+    design = design or Design()
+    check_priced(design.max_cost, cand_built.price)
     store.ensure()
     started = utc_now()
     with checked_out(suite.base_dir, ref, store.root) as tree:
         base_built = _built_at(tree, suite, store)
         same = base_built.record.key == cand_built.record.key
         label = f"ab-{tree.sha[:12]}"
-        design = design or Design()
         screens = [opts.repeats or c.repeats for c in suite.cases]
         with store.lock(suite.name):
-            facts = SampleFacts(store)
-            arms = [new_arm(store, suite, base_built, fresh=opts.fresh, facts=facts)]
+            facts, usage = SampleFacts(store), UsageTally()
+            arms = [new_arm(store, suite, base_built, fresh=opts.fresh, facts=facts, usage=usage)]
             if not same:
-                arms.append(new_arm(store, suite, cand_built, fresh=opts.fresh, facts=facts))
+                arms.append(
+                    new_arm(store, suite, cand_built, fresh=opts.fresh, facts=facts, usage=usage)
+                )
             if not same and design.applies(opts.repeats, settings, screens):
                 session = _ArmsSession(store, suite, arms, opts, label)
 
@@ -340,8 +356,21 @@ def ab_suite(
                         design.baseline_max_age_s,
                     )
 
+                cost = cost_budget(
+                    store,
+                    design.max_cost,
+                    cand_built.price,
+                    usage,
+                    [c for a in arms for c in a.cases],
+                )
                 parts, cand = sequential_check(
-                    store, session, settings, pool, design, allow_target_change=allow_target_change
+                    store,
+                    session,
+                    settings,
+                    pool,
+                    design,
+                    allow_target_change=allow_target_change,
+                    cost=cost,
                 )
                 assert session.base_run is not None
                 runs = [session.base_run, cand]
@@ -379,4 +408,5 @@ def ab_suite(
         notes.append(change.message(shown_path(suite.path)))
     report.warnings[:0] = notes
     report.calls = calls
+    attach_usage(report, cand_built, usage)
     return report

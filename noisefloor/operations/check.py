@@ -8,10 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
+from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import BaselineMissing, UsageError
 from noisefloor.exit_policy import finished_report
 from noisefloor.indexing import index_run
-from noisefloor.operations.run import RunOptions, RunResult, run_session, run_suite
+from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import against_pool, pooled_baseline
 from noisefloor.records import RunRecord
@@ -159,11 +160,14 @@ def check_suite(
         )
     built = build_target(suite, store.root)
     design = design or Design()
+    # refused before any call, wherever the budget would apply
+    check_priced(design.max_cost, built.price)
     if pointer is None:
         result = run_suite(store, suite, opts, built)
         report = adoption_report(
             result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
         )
+        attach_usage(report, built, result.usage)
         if not report.adopted:
             return report
         with store.lock(suite.name):
@@ -193,12 +197,23 @@ def check_suite(
     screens = [opts.repeats or c.repeats for c in suite.cases]
     if design.applies(opts.repeats, settings, screens):
         with run_session(store, suite, opts, built) as session:
+            usage = session.usage
+            cost = cost_budget(
+                store, design.max_cost, built.price, usage, [*base.cases, *session.cases()]
+            )
             parts, run = sequential_check(
-                store, session, settings, pool, design, allow_target_change=allow_target_change
+                store,
+                session,
+                settings,
+                pool,
+                design,
+                allow_target_change=allow_target_change,
+                cost=cost,
             )
         report = finished_report(parts, settings, continue_on_scorer_error)
     else:
-        run = run_suite(store, suite, opts, built, score=False).run
+        result = run_suite(store, suite, opts, built, score=False)
+        run, usage = result.run, result.usage
         deep = pool()
         report = compare_runs(
             store,
@@ -214,6 +229,7 @@ def check_suite(
         report.warnings.append(change.message(shown_path(suite.path)))
     index_run(store, run)
     report.calls = run.calls
+    attach_usage(report, built, usage)
     return report
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noisefloor import __version__, banding
 from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
@@ -22,12 +22,18 @@ from noisefloor.suite import Case, Suite
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
 from noisefloor.targets.kinds import TargetKind, kind_named
+from noisefloor.usage import UsageTally
+
+if TYPE_CHECKING:
+    from noisefloor.report.model import Report
+    from noisefloor.report.parts import Usage
 
 __all__ = [
     "RunOptions",
     "RunResult",
     "RunSession",
     "SampleFacts",
+    "attach_usage",
     "bands_of",
     "case_key",
     "case_records",
@@ -64,6 +70,16 @@ class RunResult:
     stats: EngineStats
     pending: int
     warnings: list[str] = field(default_factory=list)
+    usage: UsageTally = field(default_factory=UsageTally)
+    """The usage of the samples this run took."""
+    spent: Usage | None = None
+    """That usage as reports show it; None for a target whose answers report none."""
+
+    def spending(self) -> dict[str, Any]:
+        """The target calls the run made and, when its target reports usage, what they used,
+        as a run's summary gives them."""
+        shown = {"usage": self.spent.dump()} if self.spent is not None else {}
+        return {"calls": self.run.calls, **shown}
 
 
 def scorer_uses(case: Case) -> list[ScorerUse]:
@@ -171,6 +187,7 @@ class RunSession:
         self.pooled = store.label_runs(suite.name, opts.label) if self.prior and opts.label else []
         self._inputs = {c.id: c.input for c in suite.cases}
         self._facts = SampleFacts(store)
+        self.usage = UsageTally()
 
     def cases(self, repeats: int | None = None) -> list[CaseRecord]:
         """Every case's record at `repeats` (default: the options', else the suite's), after
@@ -212,7 +229,7 @@ class RunSession:
                 on_sample=self.opts.on_sample,
                 on_call=self.opts.on_call,
                 on_written=WrittenListeners(
-                    indexer, self._facts.note, *banding.keepers_for(len(pending))
+                    indexer, self._facts.note, self.usage, *banding.keepers_for(len(pending))
                 ),
                 executor=self.opts.executor,
                 source=self.built.source,
@@ -295,11 +312,26 @@ def run_suite(
         cases = session.cases()
         session.take(cases)
         run = session.finish(cases)
+    taken, usage = session.taken, session.usage
+    spent = usage.usage(session.built.price) if _reports_usage(session.built) else None
     if not score:
-        return RunResult(run=run, bands={}, stats=EngineStats(), pending=session.taken)
+        return RunResult(
+            run=run, bands={}, stats=EngineStats(), pending=taken, usage=usage, spent=spent
+        )
     bands, stats = bands_of(store, suite.name, cases)
     index_run(store, run)
-    return RunResult(run=run, bands=bands, stats=stats, pending=session.taken)
+    return RunResult(run=run, bands=bands, stats=stats, pending=taken, usage=usage, spent=spent)
+
+
+def _reports_usage(built: BuiltTarget) -> bool:
+    return kind_named(built.record.kind).reports_usage
+
+
+def attach_usage(report: Report, built: BuiltTarget, usage: UsageTally) -> None:
+    """Give `report` what its calls used and cost, in all and per case, when the target's answers
+    report usage (a command's report none: its reports show nothing, never a zero)."""
+    if _reports_usage(built):
+        usage.attach(report, built.price)
 
 
 def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunRecord | None:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from noisefloor import stats
 from noisefloor.comparison import comparison_parts, run_summary
+from noisefloor.cost_budget import CostBudget
 from noisefloor.errors import UsageError
 from noisefloor.pool import against_pool
 from noisefloor.records import CaseRecord, RunRecord
@@ -67,11 +68,13 @@ def sequential_check(
     design: Design,
     *,
     allow_target_change: bool = False,
+    cost: CostBudget | None = None,
 ) -> tuple[dict[str, Any], RunRecord]:
     """Sample and judge in two looks; return the report's parts and the candidate's run saved.
 
     `pool_of()` gives the deep baseline as it stands once the screen's samples are written (a
-    check of the baseline's own version adds to it). Call it holding the suite's lock.
+    check of the baseline's own version adds to it). Call it holding the suite's lock. `cost`
+    (`--max-cost`) is checked where `design.max_calls` is, with the same rules.
     """
     # a screen below min_valid could judge nothing: every case would go to confirmation
     screen_cases = [
@@ -81,6 +84,8 @@ def sequential_check(
         for c in sampler.cases()
     ]
     _check_budget(sampler, screen_cases, design)
+    if cost is not None:
+        cost.check_screen((c.case_id, sampler.missing([c])) for c in screen_cases)
     sampler.take(screen_cases)
     pool: RunRecord = pool_of()
     screen_run = against_pool(pool, sampler.record(screen_cases))
@@ -94,7 +99,7 @@ def sequential_check(
     pool_dirs = {c.case_id: c.sample_dir for c in pool.cases}
     same = {c.case_id for c in screen_cases if pool_dirs.get(c.case_id) == c.sample_dir}
     stops: dict[str, Stop] = {cid: Stop.SAME for cid in same}
-    fresh = _confirmations(sampler, screen_cases, screened["cases"], same, design, stops)
+    fresh = _confirmations(sampler, screen_cases, screened["cases"], same, design, stops, cost)
     sampler.take(fresh)
     confirmed_ids = {c.case_id for c in fresh}
     windows = {c.case_id: c for c in fresh}
@@ -126,7 +131,9 @@ def sequential_check(
             up_to_date=dict(Counter(work.up_to_date) + Counter(confirm["work"].up_to_date)),
         )
     evidence = _evidence(pool, screen_cases, run, same)
-    cases = combine(screened["cases"], confirmed, stops, evidence, design.max_calls)
+    cases = combine(
+        screened["cases"], confirmed, stops, evidence, design.max_calls, design.max_cost
+    )
     shown_run = against_pool(pool, run)
     # the screen's comparison summed up this very pool, unless confirmations moved it
     shown_pool = run_summary(pool, store) if fresh else screened["runs"].baseline
@@ -171,6 +178,7 @@ def _confirmations(
     same: set[str],
     design: Design,
     stops: dict[str, Stop],
+    cost: CostBudget | None = None,
 ) -> list[CaseRecord]:
     """The fresh repeats each case in doubt takes after its screen, most doubtful first, as
     long as the budget lasts; `stops` learns which cases took them and which the budget left."""
@@ -187,6 +195,9 @@ def _confirmations(
         window = case.model_copy(update={"start": case.repeats, "repeats": design.max_repeats})
         need = sampler.missing([window])
         if budget is not None and need > budget:
+            stops[case_id] = Stop.BUDGET
+            continue
+        if cost is not None and not cost.affords(case_id, need):
             stops[case_id] = Stop.BUDGET
             continue
         if budget is not None:
@@ -238,6 +249,7 @@ def _summary(
         confirm_alpha=round(settings.alpha * (1 - SCREEN_SHARE), 12),
         max_repeats=design.max_repeats,
         max_calls=design.max_calls,
+        max_cost=float(design.max_cost) if design.max_cost is not None else None,
         baseline_repeats=depth,
         screened=len(cases),
         confirmed=confirmed,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from noisefloor.report._usage import amount, usage_text
+
 if TYPE_CHECKING:
     from noisefloor.records import FailingExample
     from noisefloor.report.model import CaseReport, Evidence, Report, ScorerReport, Side
@@ -98,11 +100,14 @@ def counts_line(counts: dict[str, int]) -> str:
 
 
 def calls_text(report: Report) -> str:
-    """The target calls this command made, then what the compared runs took when they were made.
+    """The target calls this command made and what they used, then what the compared runs took
+    when they were made.
 
     `diff` and `compare` call nothing: their stored runs' calls are a cost paid earlier.
     """
     text = f"{report.calls} target calls"
+    if report.usage is not None:
+        text += f" using {usage_text(report.usage)}"
     runs = report.runs
     if runs.baseline is not None:
         text += (
@@ -125,7 +130,10 @@ def sequential_line(report: Report) -> str | None:
     if confirm is not None and confirm.thresholds:
         text += f" (threshold {_num(confirm.thresholds.get('regress'))})"
     if seq.budget_stopped:
-        text += f"; {seq.budget_stopped} left in doubt by --max-calls {seq.max_calls}"
+        given = [f"--max-calls {seq.max_calls}"] if seq.max_calls is not None else []
+        if seq.max_cost is not None:
+            given.append(f"--max-cost {amount(seq.max_cost)}")
+        text += f"; {seq.budget_stopped} left in doubt by {' or '.join(given)}"
     text += f"; {seq.calls} sample(s) taken"
     if seq.fixed_calls is not None and seq.power is not None:
         text += (

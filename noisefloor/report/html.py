@@ -18,7 +18,8 @@ from noisefloor.report._evidence import (
     sequential_line,
     side_text,
 )
-from noisefloor.report.model import CaseReport, Report, Side
+from noisefloor.report._usage import usage_text
+from noisefloor.report.model import CaseReport, Report, Side, Usage
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
 
 if TYPE_CHECKING:
@@ -296,6 +297,11 @@ def render(report: Report, store: Store | None = None) -> str:
         # what a sequential verdict rests on: repeats per side, and why sampling stopped
         if case.sequential is not None:
             parts.append(f'<p class="sequential">{_e(repeats_tag(case))}</p>')
+        if case.usage is not None and case.usage.samples:
+            parts.append(
+                f'<p class="usage">{case.usage.samples} samples taken, using '
+                f"{_e(usage_text(case.usage))}</p>"
+            )
         if runs is not None and case.verdict != "unchanged":
             if detailed:
                 # an adopted run is its own baseline: its repeats are listed once
@@ -328,6 +334,9 @@ def render_run(summary: dict[str, Any]) -> str:
         f"<code>{_e(run['run_id'])}</code>: {len(run['cases'])} cases, "
         f"{summary['calls']} target calls ({summary['pending']} samples were missing)</p>",
     ]
+    if "usage" in summary:
+        used = usage_text(Usage.model_validate(summary["usage"]))
+        body.append(f'<p class="usage" id="usage">usage: {_e(used)}</p>')
     if summary.get("warnings"):
         body.append('<ul class="warnings">')
         body += [f"<li>warning: {_e(w)}</li>" for w in summary["warnings"]]

@@ -6,11 +6,23 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from noisefloor.report._evidence import evidence_line, quoted_examples, side_text
-from noisefloor.report.model import Report
+from noisefloor.report._usage import amount
+from noisefloor.report.model import Report, Usage
 
 __all__ = ["render"]
 
 _FAILING = {"regressed", "broken"}
+
+
+def _usage(parent: ET.Element, usage: Usage | None) -> None:
+    """The usage as `<properties>`, each count only when the endpoint reported it."""
+    if usage is None:
+        return
+    props = ET.SubElement(parent, "properties")
+    for name, value in usage.dump().items():
+        if value is not None:
+            shown = amount(value) if name == "cost" else str(value)
+            ET.SubElement(props, "property", name=f"usage.{name}", value=shown)
 
 
 def render(report: Report) -> str:
@@ -24,10 +36,12 @@ def render(report: Report) -> str:
         failures=str(failures),
         errors="0",
     )
+    _usage(suite, report.usage)
     for case in cases:
         el = ET.SubElement(
             suite, "testcase", classname=f"noisefloor.{report.suite}", name=case.case_id
         )
+        _usage(el, case.usage)
         examples = quoted_examples(case.verdict, case.scorers)
         body = "\n".join(
             f"{s.key}: {s.verdict}: {side_text(s.baseline)} -> {side_text(s.candidate)}; "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from noisefloor.report.parts import Part, Side
+from noisefloor.report.parts import Part, Side, Usage
 from noisefloor.settings import RuleName
 from noisefloor.verdict import Verdict
 
@@ -25,6 +25,7 @@ __all__ = [
     "SequentialSummary",
     "Side",
     "SuiteSummary",
+    "Usage",
     "VerdictFile",
     "report_json_schema",
 ]
@@ -153,6 +154,8 @@ class CaseReport(Part):
     errors_test: ErrorsTest | None = None
     input_changed: InputChange | None = None
     sequential: Sequential | None = None
+    usage: Usage | None = None
+    """The usage of this case's samples this command took (endpoint targets)."""
 
 
 class PendingTest(Part):
@@ -305,6 +308,8 @@ class SequentialSummary(Part):
     """The rest, corrected across the confirmed cases (`confirm_rule_summary`)."""
     max_repeats: int
     max_calls: int | None
+    max_cost: float | None = None
+    """`--max-cost`: what the samples of the check may cost at the suite's price, at most."""
     baseline_repeats: int
     """The deep baseline's repeats per case (the median over cases)."""
     screened: int
@@ -352,6 +357,8 @@ class Report(Part):
     suite_summary: SuiteSummary | None = None
     target_change: TargetChange | None = None
     sequential: SequentialSummary | None = None
+    usage: Usage | None = None
+    """What the target calls this command made used and cost (endpoint targets)."""
 
     def dump(self) -> dict[str, Any]:
         """The JSON report: the keys that were set, and always the version."""

@@ -1,5 +1,5 @@
-"""The base of the report's models, and `Side`: one scorer's numbers on one side, which a run
-without comparison prints too, so that a run imports this module and not the whole report.
+"""The base of the report's models, `Side` (one scorer's numbers on one side) and `Usage`, which
+a run without comparison prints too, so that a run imports this module and not the whole report.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noisefloor.records import FailingExample
 
-__all__ = ["Part", "Side"]
+__all__ = ["Part", "Side", "Usage"]
 
 
 class Part(BaseModel):
@@ -54,3 +54,25 @@ class Side(Part):
     def empty(self) -> bool:
         """The scorer is not on this side."""
         return not self.model_fields_set
+
+
+class Usage(Part):
+    """What the samples a command took used, as the endpoint reported it, and what that cost.
+
+    Targets whose answers report no usage (a command) have none; cached samples cost nothing.
+    """
+
+    samples: int
+    """Samples this command took."""
+    unreported: int
+    """Of them, those whose answer reported no usage (an error, an endpoint without `usage`):
+    left out of the sums."""
+    prompt_tokens: int | None
+    """Prompt (input) tokens, summed; null when every sample taken left it unreported."""
+    completion_tokens: int | None
+    """Completion (output) tokens, summed; null likewise."""
+    cost: float | None = None
+    """Only with a price (`target.http.price`): the tokens at its price per million, computed
+    exactly, in its currency; null when the tokens are."""
+    currency: str | None = None
+    """The price's `currency`, when it names one."""

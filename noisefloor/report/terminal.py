@@ -16,7 +16,8 @@ from noisefloor.report._evidence import (
     sequential_line,
     side_text,
 )
-from noisefloor.report.parts import Side
+from noisefloor.report._usage import usage_text
+from noisefloor.report.parts import Side, Usage
 
 if TYPE_CHECKING:
     from noisefloor.report.model import Report
@@ -124,6 +125,8 @@ def render_run(summary: dict[str, Any]) -> str:
         f"{run['run_id']}",
         f"  {len(run['cases'])} cases, {summary['calls']} target calls ({summary['pending']} samples were missing)",
     ]
+    if "usage" in summary:
+        lines.append(f"  usage: {usage_text(Usage.model_validate(summary['usage']))}")
     for case in summary["cases"]:
         outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
         lines.append(f"  {case['case_id']}  ({outcomes})")

@@ -23,6 +23,7 @@ from noisefloor.store import short_hash
 from noisefloor.targets.base import exchange_hashes, output_sha
 from noisefloor.targets.endpoint_flags import EndpointFlags
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
+from noisefloor.usage import Price
 
 if TYPE_CHECKING:
     from noisefloor.suite import Suite
@@ -62,6 +63,9 @@ class HttpSpec(SpecFields):
     accept_finish: list[str] = Field(default=["stop"], min_length=1)
     """Finish reasons that pass the answer on to the scorers (e.g. add `tool_calls` for an agent);
     any other is a failed repeat `finish:<reason>`. A null or absent one is always accepted."""
+    price: Price | None = None
+    """What the endpoint charges per million tokens: reports then give the cost of the calls
+    they made, and `check --max-cost` is a budget. Not part of the target's version."""
 
 
 class HttpFields(SpecFields):
@@ -86,6 +90,7 @@ class HttpKind(TargetKind):
     #: above one call at once is marked not comparable, as with any `--jobs`.
     default_jobs = 8
     checks_runs = True
+    reports_usage = True
 
     def selected(self, spec: BaseModel) -> bool:
         """A `target` with `http`."""
@@ -121,6 +126,7 @@ class HttpKind(TargetKind):
                 "max_retries",
                 "retry_budget",
                 "accept_finish",
+                "price",
             }
         )
         # in the version even by default: samples taken when a null finish failed are not reused
@@ -132,7 +138,9 @@ class HttpKind(TargetKind):
         # a proxy URL's credentials go to the proxy only; an endpoint that quotes them back must
         # not get them into a sample
         secrets += proxy_secrets()
-        return BuiltTarget(target, record, secrets + secret_values(dict(os.environ)))
+        return BuiltTarget(
+            target, record, secrets + secret_values(dict(os.environ)), price=http.price
+        )
 
     def templates(self, target: dict[str, Any]) -> list[tuple[Loc, Any]]:
         """The message template and the system message."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from noisefloor.suite import Suite
     from noisefloor.targets.base import RawSample, Target
     from noisefloor.targets.source import TargetSource
+    from noisefloor.usage import Price
 
 __all__ = [
     "BuiltTarget",
@@ -59,6 +60,8 @@ class BuiltTarget:
     """The tracked files behind the record's `git:` fingerprint entry, kept in the store."""
     source: TargetSource | None = None
     """What another process builds the same target from; None for a target built in-process."""
+    price: Price | None = None
+    """What its calls cost per million tokens, when the suite says (`target.http.price`)."""
 
 
 def secret_values(env: dict[str, str]) -> list[str]:
@@ -94,6 +97,9 @@ class TargetKind:
     default_jobs: int = 1
     #: Whether a run's record asks `check_run` about its samples; False: no sample is looked at.
     checks_runs: bool = False
+    #: Whether its answers report token usage (an OpenAI `usage` object in the envelope), which
+    #: reports then sum (`noisefloor.usage`); False: reports show none.
+    reports_usage: bool = False
 
     def selected(self, spec: BaseModel) -> bool:
         """Whether a validated `target` of a suite is of this kind."""
