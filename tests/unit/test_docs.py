@@ -55,6 +55,13 @@ def test_pages_carry_no_machine_paths() -> None:
         assert str(ROOT) not in page and "/home/" not in page and "/tmp/" not in page
 
 
+def test_readme_is_a_front_door() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    assert "pip install . && noisefloor check examples/quickstart/suite.yaml" in readme
+    assert "pip install -e '.[dev]' && python -m pytest" in readme
+
+
 def test_every_environment_variable_is_documented() -> None:
     import re
 
