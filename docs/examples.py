@@ -105,22 +105,25 @@ _MARS = "input: What is the capital of Mars?"
 
 
 def _quickstart(s: _Scratch) -> dict[str, str]:
-    shutil.copytree(ROOT / "examples" / "quickstart", s.path, dirs_exist_ok=True)
+    """The quickstart as the README runs it: from the repository root, a store of its own."""
+    here = Path("examples", "quickstart")
+    shutil.copytree(ROOT / here, s.path / here)
+    suite = (here / "suite.yaml").as_posix()
     out = {
-        "quickstart-adopt": s.run("check", "suite.yaml"),
-        "quickstart-unchanged": s.run("check", "suite.yaml"),
+        "quickstart-adopt": s.run("check", suite),
+        "quickstart-unchanged": s.run("check", suite),
         "scorers": s.run("scorers"),
-        "plan": s.run("plan", "suite.yaml"),
+        "plan": s.run("plan", suite),
     }
-    s.edit("suite.yaml", _FRANCE, _MARS)
-    out["quickstart-mars"] = s.run("check", "suite.yaml")
+    s.edit(suite, _FRANCE, _MARS)
+    out["quickstart-mars"] = s.run("check", suite)
     out["quickstart-explain"] = s.run("explain", "capital-of-france")
-    s.edit("suite.yaml", _MARS, _FRANCE)
-    out["deepen"] = s.run("baseline", "deepen", "suite.yaml")
-    s.edit("suite.yaml", _FRANCE, _MARS)
-    out["quickstart-mars-deep"] = s.run("check", "suite.yaml")
-    s.edit("suite.yaml", "timeout_s:", "timeout:")
-    out["suite-error"] = s.run("check", "suite.yaml")
+    s.edit(suite, _MARS, _FRANCE)
+    out["deepen"] = s.run("baseline", "deepen", suite)
+    s.edit(suite, _FRANCE, _MARS)
+    out["quickstart-mars-deep"] = s.run("check", suite)
+    s.edit(suite, "timeout_s:", "timeout:")
+    out["suite-error"] = s.run("check", suite)
     return out
 
 
