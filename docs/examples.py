@@ -3,23 +3,27 @@ commands. `python -m docs.examples` runs every example and rewrites each block m
 `<!-- output: NAME -->`; `tests/e2e/test_docs_examples.py` fails when a block is stale.
 
 The examples run in a scratch directory: a copy of `examples/quickstart` with its own store, and
-copies of the recorded captures. Run ids carry the time a run was made; those of the runs made
+copies of the recorded captures. Each command runs through `noisefloor.cli.main`, what the console
+script runs, in-process (an interpreter per command would double the time), with the scratch
+directory as its working directory and an environment without `NOISEFLOOR_*`, `CI` and the like. Run ids carry the time a run was made; those of the runs made
 here are replaced by fixed ones (`20260101T000001.000000Z`, ...), in order of appearance, and
 the scratch directory's path never appears, so a block changes only when the output does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 __all__ = ["PAGES", "REGENERATE", "Example", "main", "render_all", "rewrite", "stale_blocks"]
 
@@ -49,22 +53,15 @@ class _Scratch:
         progress lines) and the exit code; with `only`, the lines starting with it alone."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP)}
         env["COLUMNS"] = "100"
-        done = subprocess.run(
-            [sys.executable, "-m", "noisefloor", *args],
-            cwd=self.path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        status, stdout, stderr = _in_process(list(args), self.path, env)
         # progress lines show how fast this machine was: they depend on the load, so they go
         stderr = "".join(
-            line for line in done.stderr.splitlines(keepends=True) if not line.startswith(_PROGRESS)
+            line for line in stderr.splitlines(keepends=True) if not line.startswith(_PROGRESS)
         )
         # a report ends with its own `exit N` line; other outputs get one
-        code = f"exit {done.returncode}\n"
-        tail = "" if done.stdout.endswith(code) else code
-        out = done.stdout + stderr
+        code = f"exit {status}\n"
+        tail = "" if stdout.endswith(code) else code
+        out = stdout + stderr
         if only:
             out = "".join(x for x in out.splitlines(keepends=True) if x.startswith(only))
             tail = code
@@ -84,6 +81,22 @@ class _Scratch:
     def edit(self, name: str, old: str, new: str) -> None:
         path = self.path / name
         path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """`noisefloor.cli.main(argv)` run in `cwd` with `env` alone: what the console script runs,
+    without starting an interpreter per command."""
+    from noisefloor.cli import main as noisefloor
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        mock.patch.dict(os.environ, env, clear=True),
+        contextlib.chdir(cwd),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = noisefloor(argv)
+    return code, out.getvalue(), err.getvalue()
 
 
 @contextmanager
