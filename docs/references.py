@@ -107,7 +107,8 @@ def _synopsis(prog: str, parser: argparse.ArgumentParser) -> str:
     parts = [prog]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            parts.append((action.metavar or "COMMAND") + " ...")
+            metavar = action.metavar if isinstance(action.metavar, str) else "COMMAND"
+            parts.append(f"{metavar} ...")
         elif not action.option_strings:
             word = _flag(action)
             parts.append(f"[{word}]" if action.nargs in ("?", "*") else word)
