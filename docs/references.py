@@ -39,13 +39,32 @@ def _parser() -> argparse.ArgumentParser:
         return build_parser()
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
-    """Every command and subcommand, depth first, in the order `--help` lists them."""
+def _subcommands(
+    parser: argparse.ArgumentParser,
+) -> Iterator[tuple[str, str, argparse.ArgumentParser]]:
+    """Every command and subcommand with its help, depth first, in the order `--help` lists them."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                yield sub.prog, sub
+            for name, sub in action.choices.items():
+                yield sub.prog, _help_of(action, name), sub
                 yield from _subcommands(sub)
+
+
+def _anchor_of(prog: str) -> str:
+    """The heading's anchor, as the toc extension makes it: `noisefloor baseline set` ->
+    `noisefloor-baseline-set`."""
+    return prog.replace(" ", "-")
+
+
+def _command_table(parser: argparse.ArgumentParser) -> list[str]:
+    """A table of the parser's subcommands, each linked to its section; none without any."""
+    rows = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                text = _cell(_help_of(action, name))
+                rows.append(f"| [`{name}`](#{_anchor_of(sub.prog)}) | {text} |")
+    return ["| command | what it does |", "|---|---|", *rows, ""] if rows else []
 
 
 def _help_of(action: argparse._SubParsersAction[Any], name: str) -> str:
@@ -114,11 +133,18 @@ def _synopsis(prog: str, parser: argparse.ArgumentParser) -> str:
             parts.append(f"[{word}]" if action.nargs in ("?", "*") else word)
         elif action.required:
             parts.append(_flag(action))
-    if any(
-        a.option_strings and not a.required and a.help != argparse.SUPPRESS for a in parser._actions
-    ):
+    if any(_own_option(a) and not a.required for a in parser._actions):
         parts.append("[options]")
     return " ".join(parts)
+
+
+def _own_option(action: argparse.Action) -> bool:
+    """An option the command documents itself: not --help, nor --root and --debug repeated."""
+    if not action.option_strings or action.help == argparse.SUPPRESS:
+        return False
+    if isinstance(action, argparse._HelpAction):
+        return False
+    return not (action.default is argparse.SUPPRESS and action.dest in _GLOBAL)
 
 
 def _arguments(prog: str, parser: argparse.ArgumentParser) -> list[str]:
@@ -135,6 +161,8 @@ def _arguments(prog: str, parser: argparse.ArgumentParser) -> list[str]:
             text = text.rstrip(".") + ". One of: " + ", ".join(f"`{c}`" for c in action.choices)
         rows.append(f"| `{_flag(action)}` | {_cell(text)} | {_default(action)} |")
     if not rows:
+        if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            return []  # its commands' table follows
         return ["No arguments of its own.", ""]
     return ["| argument | what it does | default |", "|---|---|---|", *rows, ""]
 
@@ -176,20 +204,13 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
         "",
         *_arguments("noisefloor", parser),
     ]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            lines += ["| command | what it does |", "|---|---|"]
-            for name in action.choices:
-                lines.append(
-                    f"| [`{name}`](#noisefloor-{name}) | {_cell(_help_of(action, name))} |"
-                )
-            lines.append("")
-    for prog, sub in _subcommands(parser):
+    lines += _command_table(parser)
+    for prog, help_text, sub in _subcommands(parser):
         depth = prog.count(" ")
         lines += [
             f"{'#' * min(depth + 1, 3)} {prog}",
             "",
-            " ".join((sub.description or "").split()),
+            " ".join((sub.description or help_text).split()),
             "",
             "```text",
             _synopsis(prog, sub),
@@ -197,6 +218,7 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
             "",
             *_groups(sub),
             *_arguments(prog, sub),
+            *_command_table(sub),
         ]
     return "\n".join(lines).rstrip("\n") + "\n"
 
