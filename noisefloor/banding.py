@@ -25,6 +25,7 @@ from noisefloor.records import (
     ScorerBand,
     ScorerUse,
 )
+from noisefloor.scorer_calls import failure
 from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
@@ -245,11 +246,16 @@ def score_case(
         try:
             result = scorer(ScoreInput.from_sample(sample))
         except Exception as exc:  # a scorer bug: kept apart from the target's results
+            if scorer.definition.builtin:
+                detail, trace = f"{type(exc).__name__}: {exc}", None
+            else:  # a user's: where in their code, and the traceback for `show`
+                detail, trace = failure(exc, scorer.definition.defined_at)
             repeats.append(
                 RepeatScore(
                     repeat=repeat,
                     status=RepeatStatus.SCORER_ERROR,
-                    detail=f"{type(exc).__name__}: {exc}",
+                    detail=detail,
+                    traceback=trace,
                 )
             )
             continue
@@ -314,6 +320,7 @@ def band_case(
             None,
         )
         use = score.scorer
+        error = next((r for r in score.repeats if r.status is RepeatStatus.SCORER_ERROR), None)
         bands.append(
             ScorerBand(
                 label=use.label,
@@ -335,6 +342,7 @@ def band_case(
                 example=_example(first_fail, sample_paths[first_fail.repeat - start], quoted)
                 if first_fail is not None
                 else None,
+                scorer_error=f"repeat {error.repeat}: {error.detail}" if error else None,
             )
         )
     return CaseBand(
