@@ -70,12 +70,15 @@ def load_plugins(plugins: Sequence[str], base_dir: Path, where: Callable[[int], 
             if _files.get(path) == digest:
                 continue
             origin = Origin(plugin=plugin)
-            _guarded_import(origin, where(index), functools.partial(_exec_file, path), REGISTRY)
+            retry = f"`python {path}` runs it outside noisefloor"
+            load = functools.partial(_exec_file, path)
+            _guarded_import(origin, where(index), load, REGISTRY, retry)
             _files[path] = digest
         elif plugin not in sys.modules:
             origin = Origin(plugin=plugin, version=_module_version(plugin))
+            retry = f"`python -c 'import {plugin}'` imports it outside noisefloor"
             load = functools.partial(importlib.import_module, plugin)
-            _guarded_import(origin, where(index), load, REGISTRY)
+            _guarded_import(origin, where(index), load, REGISTRY, retry)
 
 
 def _exec_file(path: Path) -> None:
@@ -97,9 +100,10 @@ def _exec_file(path: Path) -> None:
 
 
 def _guarded_import(
-    origin: Origin, where: str, load: Callable[[], Any], registry: Registry
+    origin: Origin, where: str, load: Callable[[], Any], registry: Registry, retry: str
 ) -> list[str]:
-    """Run `load` with the registry noting `origin`; any failure becomes a SuiteError."""
+    """Run `load` with the registry noting `origin`; any failure becomes a SuiteError, its
+    hint saying how to `retry` the import alone."""
     try:
         with registry.loading(origin) as names:
             load()
@@ -109,8 +113,7 @@ def _guarded_import(
             f"plugin {origin.plugin} failed to import: {detail}",
             where=where,
             details=trace.splitlines(),
-            hint="fix the plugin (the traceback above is its own); "
-            "`python -c 'import runpy; runpy.run_path(\"FILE\")'` reproduces it outside noisefloor",
+            hint=f"fix the plugin (the traceback above is its own); {retry}",
         ) from None
     return names
 
@@ -155,7 +158,8 @@ def load_entry_point(name: str, registry: Registry) -> None:
         version = f"{dist.name} {dist.version}" if dist is not None else None
         origin = Origin(plugin=f"{ep.name} = {ep.value}", version=version)
         where = f"entry point {ep.name!r} of {version or 'an installed package'}"
-        names = _guarded_import(origin, where, ep.load, registry)
+        retry = f"`python -c 'import {ep.module}'` imports it outside noisefloor"
+        names = _guarded_import(origin, where, ep.load, registry, retry)
         if name not in names:
             raise SuiteError(
                 f"{ep.value} registered no scorer named {name!r} (it registered: "
