@@ -71,14 +71,15 @@ def load_plugins(plugins: Sequence[str], base_dir: Path, where: Callable[[int], 
                 continue
             origin = Origin(plugin=plugin)
             retry = f"`python {path}` runs it outside noisefloor"
-            load = functools.partial(_exec_file, path)
-            _guarded_import(origin, where(index), load, REGISTRY, retry)
+            _guarded_import(
+                origin, where(index), functools.partial(_exec_file, path), REGISTRY, retry
+            )
             _files[path] = digest
         elif plugin not in sys.modules:
             origin = Origin(plugin=plugin, version=_module_version(plugin))
             retry = f"`python -c 'import {plugin}'` imports it outside noisefloor"
-            load = functools.partial(importlib.import_module, plugin)
-            _guarded_import(origin, where(index), load, REGISTRY, retry)
+            imported = functools.partial(importlib.import_module, plugin)
+            _guarded_import(origin, where(index), imported, REGISTRY, retry)
 
 
 def _exec_file(path: Path) -> None:
