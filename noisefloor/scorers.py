@@ -96,6 +96,10 @@ class ScoreResult:
     reliable: bool = True
 
 
+#: A binary scorer's True and False: results are immutable, so one of each serves every call.
+_PASSED = ScoreResult(value=1.0, passed=True, detail="returned True")
+_FAILED = ScoreResult(value=0.0, passed=False, detail="returned False")
+
 #: What a scorer may return: a `ScoreResult`, a bool (binary) or a number (continuous).
 Returned = ScoreResult | bool | float
 ScorerFn = Callable[[ScoreInput, Any], Returned]
@@ -232,6 +236,10 @@ class Scorer:
         result = self._fn(inp, self.params)
         if isinstance(result, ScoreResult):
             return result
+        if result is True and self.kind == "binary":
+            return _PASSED
+        if result is False and self.kind == "binary":
+            return _FAILED
         value, passed, detail = result_of(result, self.name, self.kind == "continuous")
         return ScoreResult(value=value, passed=passed, detail=detail)
 
