@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 
-from noisefloor.errors import CorruptFile
+from noisefloor.errors import CorruptFile, NoisefloorError
 from noisefloor.records import (
     CaseBand,
     FailingExample,
@@ -26,7 +26,7 @@ from noisefloor.records import (
     ScorerUse,
 )
 from noisefloor.scorer_calls import failure
-from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
+from noisefloor.scorers import REGISTRY, ScoreInput, Scorer, UnknownScorer
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 
@@ -166,8 +166,13 @@ def build_scorer(use: ScorerUse) -> Scorer:
 
 
 def scorer_config(use: ScorerUse) -> dict[str, object]:
-    """What a score file depends on besides the samples: the scorer as the code is now."""
-    built = build_scorer(use)
+    """What a score file depends on besides the samples: the scorer as the code is now; a
+    plugin's scorer where no suite loaded the plugin (`diff` of stored runs) as the run recorded
+    it, so that its score files are found without importing the plugin."""
+    try:
+        built = build_scorer(use)
+    except UnknownScorer:
+        return {"name": use.name, "params": use.params, "impl_hash": use.impl_hash}
     return {"name": use.name, "params": built.spec.params, "impl_hash": built.spec.impl_hash}
 
 
@@ -214,8 +219,19 @@ def _example(
 def score_case(
     case_id: str, use: ScorerUse, sample_paths: Sequence[str | Path], start: int = 0
 ) -> ScoreFile:
-    """Apply one scorer to every repeat of one case: `sample_paths` hold repeats `start`, ..."""
-    scorer = build_scorer(use)
+    """Apply one scorer to every repeat of one case: `sample_paths` hold repeats `start`, ...
+
+    Raises:
+        NoisefloorError: The scorer is not registered: a plugin's, its suite not loaded.
+    """
+    try:
+        scorer = build_scorer(use)
+    except UnknownScorer as exc:
+        raise NoisefloorError(
+            f"case {case_id}: {exc}, which these samples were never scored with",
+            hint="a plugin's scorer is known once its suite is loaded: `noisefloor rescore SUITE` "
+            "scores stored samples with the suite's plugins",
+        ) from None
     current = use.model_copy(
         update={"impl_hash": scorer.spec.impl_hash, "params": scorer.spec.params}
     )

@@ -68,7 +68,9 @@ def calls(project: Path) -> int:
 def test_a_plugin_scorer_adopts_checks_without_calls_and_rescores_after_an_edit(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "checks.py").write_text(CHECKS, encoding="utf-8")
+    # the plugin notes each import of it, to show which commands import it
+    noted = CHECKS + "\nopen('imported.txt', 'a').write('x')\n"
+    (tmp_path / "checks.py").write_text(noted, encoding="utf-8")
     both = {"cited": ["cites_retrieved"], "plain": [{"type": "contains", "needle": "d1"}]}
     suite = write_suite(tmp_path, both, ["checks.py"])
 
@@ -86,7 +88,7 @@ def test_a_plugin_scorer_adopts_checks_without_calls_and_rescores_after_an_edit(
     assert "from checks.py:4 in cites_retrieved" in listed.stdout
 
     # an edit of the plugin file: exactly the case using its scorer is re-scored, no call made
-    (tmp_path / "checks.py").write_text(CHECKS + "\n# reviewed\n", encoding="utf-8")
+    (tmp_path / "checks.py").write_text(noted + "# reviewed\n", encoding="utf-8")
     edited = nf("check", suite, "--format", "json", cwd=tmp_path)
     assert edited.returncode == 0, edited.stderr
     assert calls(tmp_path) == 6
@@ -95,6 +97,15 @@ def test_a_plugin_scorer_adopts_checks_without_calls_and_rescores_after_an_edit(
     }
     assert "scorer redefined since the baseline: baseline samples re-scored" in reasons["cited"]
     assert "redefined" not in reasons["plain"]
+
+    # stored runs compared again: their scores are found as recorded, the plugin not imported
+    imports = (tmp_path / "imported.txt").read_text()
+    diffed = nf("diff", cwd=tmp_path)
+    assert diffed.returncode == 0, diffed.stdout + diffed.stderr
+    assert (tmp_path / "imported.txt").read_text() == imports
+
+    schema = nf("schema", cwd=tmp_path)
+    assert "plugins" in orjson.loads(schema.stdout)["properties"]
 
 
 def test_a_raising_scorer_exits_3_naming_its_file_and_show_prints_the_traceback(
