@@ -202,9 +202,14 @@ def failure(exc: BaseException, defined_at: str) -> tuple[str, str]:
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not os.path.abspath(f.filename).startswith(_PACKAGE)
+        if not f.filename.startswith("<frozen ")  # the import machinery
+        and not os.path.abspath(f.filename).startswith(_PACKAGE)
     ]
     what = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError) and exc.filename:  # the file has no frame: it never ran
+        what = f"{type(exc).__name__}: {exc.msg}"
+        full = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+        return f"{shown(exc.filename)}:{exc.lineno}: {what}", full
     if not frames:
         return f"{defined_at}: {what}", what
     last = frames[-1]

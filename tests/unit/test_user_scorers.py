@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from noisefloor.errors import SuiteError
 from noisefloor.plugins import load_plugins
 from noisefloor.scorer_calls import ScorerTimeout
 from noisefloor.scorers import REGISTRY, Registry, ScoreInput, ScoreResult
@@ -167,3 +168,16 @@ def test_a_plugins_identity_follows_its_file_and_what_it_depends_on(
     (tmp_path / "words.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     REGISTRY._defs["in_words"].__dict__.pop("impl_hash")  # hashed once per load
     assert identity() != edited
+
+
+def test_a_plugin_with_a_syntax_error_is_named_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text("import noisefloor\n\ndef f(:\n    pass\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as raised:
+        load_plugins(["bad.py"], tmp_path, lambda i: f"suite.yaml:3: plugins[{i}]")
+    message = raised.value.format_message()
+    assert message.startswith("suite.yaml:3: plugins[0]: plugin bad.py failed to import: ")
+    assert "bad.py:3: SyntaxError: invalid syntax" in message
+    assert (
+        f"hint: fix the plugin (the traceback above is its own); `python {tmp_path / 'bad.py'}`"
+        in message
+    )
