@@ -4,13 +4,11 @@ thread-safe, stopped at its timeout, and its failures said with the file and lin
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import math
 import os
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -109,6 +107,8 @@ class _Watchdog:
 
 
 def _raise_in(ident: int, exc: type[BaseException] | None) -> None:
+    import ctypes  # only when a call is stopped: 1.5 ms of imports every run would pay
+
     target = ctypes.py_object(exc) if exc is not None else None
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), target)
 
@@ -199,6 +199,8 @@ def failure(exc: BaseException, defined_at: str) -> tuple[str, str]:
     """Where a scorer failed and the traceback, without the harness's own frames: the detail
     names the last frame of the user's code (`file:line in function`, else `defined_at`, where
     the scorer is defined) and the exception."""
+    import traceback  # only when a scorer failed
+
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
