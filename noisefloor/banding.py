@@ -156,13 +156,15 @@ def read_sample(path: str | Path) -> RawSample:
 
 
 @lru_cache(maxsize=1024)
-def _build(name: str, params_json: bytes) -> Scorer:
+def _build(name: str, params_json: bytes, generation: int) -> Scorer:
     return REGISTRY.build(name, orjson.loads(params_json))
 
 
 def build_scorer(use: ScorerUse) -> Scorer:
-    """The scorer a stored spec names, as the code is now (cached: scorers are immutable)."""
-    return _build(use.name, orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS))
+    """The scorer a stored spec names, as the code is now (cached: scorers are immutable, until
+    a plugin edited since is loaded again in the same process)."""
+    params = orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS)
+    return _build(use.name, params, REGISTRY.generation)
 
 
 def scorer_config(use: ScorerUse) -> dict[str, object]:

@@ -281,6 +281,8 @@ class Registry:
         self._defs: dict[str, ScorerDefinition] = {}
         self._origin: Origin | None = None
         self._loaded: set[str] | None = None
+        #: Registrations so far: a scorer built before a plugin was loaded anew may be stale.
+        self.generation = 0
 
     @contextmanager
     def loading(self, origin: Origin) -> Iterator[list[str]]:
@@ -354,6 +356,7 @@ class Registry:
             )
             self._check_new(definition)
             self._defs[name] = definition
+            self.generation += 1
             if self._loaded is not None:
                 self._loaded.add(name)
             return fn

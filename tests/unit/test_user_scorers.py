@@ -3,14 +3,17 @@ stopped at its timeout from any thread, and an identity that follows its files."
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from noisefloor.banding import build_scorer
 from noisefloor.errors import SuiteError
 from noisefloor.plugins import load_plugins
+from noisefloor.records import ScorerUse
 from noisefloor.scorer_calls import ScorerTimeout
 from noisefloor.scorers import REGISTRY, Registry, ScoreInput, ScoreResult
 
@@ -157,17 +160,22 @@ def test_a_plugins_identity_follows_its_file_and_what_it_depends_on(
     plugin.write_text(source, encoding="utf-8")
 
     def identity() -> str:
+        """The scorer's identity as scoring builds it, the plugin loaded (again) first."""
         load_plugins(["checks.py"], tmp_path, lambda i: f"suite.yaml: plugins[{i}]")
-        return REGISTRY.get("in_words").impl_hash
+        use = ScorerUse(label="0:in_words", name="in_words", params={}, impl_hash="recorded")
+        return build_scorer(use).spec.impl_hash
 
     first = identity()
     assert identity() == first  # loaded once: nothing changed
     plugin.write_text(source + "# a comment elsewhere in the file\n", encoding="utf-8")
     edited = identity()
     assert edited != first
+    # a file it depends on counts as its own file does (a fresh definition, as a new process
+    # makes: each hashes its files once)
+    fresh = dataclasses.replace(REGISTRY.get("in_words")).impl_hash
+    assert fresh == edited
     (tmp_path / "words.txt").write_text("alpha\nbeta\n", encoding="utf-8")
-    REGISTRY._defs["in_words"].__dict__.pop("impl_hash")  # hashed once per load
-    assert identity() != edited
+    assert dataclasses.replace(REGISTRY.get("in_words")).impl_hash != edited
 
 
 def test_a_plugin_with_a_syntax_error_is_named_at_its_line(tmp_path: Path) -> None:
@@ -177,7 +185,5 @@ def test_a_plugin_with_a_syntax_error_is_named_at_its_line(tmp_path: Path) -> No
     message = raised.value.format_message()
     assert message.startswith("suite.yaml:3: plugins[0]: plugin bad.py failed to import: ")
     assert "bad.py:3: SyntaxError: invalid syntax" in message
-    assert (
-        f"hint: fix the plugin (the traceback above is its own); `python {tmp_path / 'bad.py'}`"
-        in message
-    )
+    hint = f"hint: fix the plugin (the traceback above is its own); `python {tmp_path / 'bad.py'}`"
+    assert hint in message
