@@ -25,7 +25,7 @@ from noisefloor.records import (
     ScorerBand,
     ScorerUse,
 )
-from noisefloor.scorer_calls import failure
+from noisefloor.scorer_calls import ScorerTimeout, failure
 from noisefloor.scorers import REGISTRY, ScoreInput, Scorer, UnknownScorer
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
@@ -238,6 +238,9 @@ def score_case(
         update={"impl_hash": scorer.spec.impl_hash, "params": scorer.spec.params}
     )
     repeats: list[RepeatScore] = []
+    # a scorer that ran past its timeout is not called on the case's other repeats: one stuck
+    # on every output would take its timeout times the repeats
+    stuck: str | None = None
     for repeat, path in enumerate(sample_paths, start):
         sample = read_sample(path)
         if sample.outcome is Outcome.INFRA:
@@ -261,6 +264,11 @@ def score_case(
                 )
             )
             continue
+        if stuck is not None:
+            repeats.append(
+                RepeatScore(repeat=repeat, status=RepeatStatus.SCORER_ERROR, detail=stuck)
+            )
+            continue
         try:
             result = scorer(ScoreInput.from_sample(sample))
         except Exception as exc:  # a scorer bug: kept apart from the target's results
@@ -268,6 +276,11 @@ def score_case(
                 detail, trace = f"{type(exc).__name__}: {exc}", None
             else:  # a user's: where in their code, and the traceback for `show`
                 detail, trace = failure(exc, scorer.definition.defined_at)
+            if isinstance(exc, ScorerTimeout):
+                stuck = (
+                    f"{scorer.definition.defined_at}: not called: it ran past its timeout on "
+                    f"repeat {repeat} of this case"
+                )
             repeats.append(
                 RepeatScore(
                     repeat=repeat,

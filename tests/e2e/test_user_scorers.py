@@ -160,6 +160,10 @@ def test_a_scorer_in_an_endless_loop_is_stopped_at_its_timeout_and_exits_3(
     assert "checks.py:4 in spins: ScorerTimeout: stopped after its timeout_s=0.2s" in (
         stopped.stdout + stopped.stderr
     )
+    # stopped once per case: the case's other repeats are not given to it
+    shown = nf("show", "--case", "stuck", cwd=tmp_path).stdout
+    assert shown.count("scorer error (0:spins): checks.py:4 in spins: ScorerTimeout") == 1
+    assert shown.count("not called: it ran past its timeout on repeat 0 of this case") == 2
 
 
 def test_a_plugin_that_fails_to_import_or_takes_a_name_twice_exits_3_naming_it(
