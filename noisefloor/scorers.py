@@ -264,6 +264,11 @@ def _impl_hash(fn: ScorerFn, params: type[BaseModel], kind: str, extra: Sequence
     return hashlib.sha256("\n".join([source, schema, kind, *extra]).encode()).hexdigest()[:16]
 
 
+def _source(d: ScorerDefinition) -> str:
+    version = d.origin.version if d.origin is not None else None
+    return f"{d.defined_at} ({version})" if version else d.defined_at
+
+
 def _signature(params: type[BaseModel]) -> str:
     parts = []
     for key, info in params.model_fields.items():
@@ -422,7 +427,7 @@ class Registry:
                 "kind": d.kind,
                 "params": _signature(d.params),
                 "doc": d.doc.splitlines()[0].strip(),
-                "source": "built-in" if d.builtin else d.defined_at,
+                "source": "built-in" if d.builtin else _source(d),
             }
             for d in (self._defs[n] for n in self.names())
         ]

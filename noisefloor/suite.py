@@ -484,7 +484,8 @@ def _validate(
 
 
 def load_suite_plugins(path: Path | str) -> None:
-    """Import a suite file's plugins alone (`noisefloor scorers SUITE`), the rest unvalidated.
+    """Import a suite file's plugins, and the installed packages' scorers its cases name
+    (`noisefloor scorers SUITE`), the rest unvalidated.
 
     Raises:
         SuiteError: The file does not read, or a plugin fails to import.
@@ -497,6 +498,17 @@ def load_suite_plugins(path: Path | str) -> None:
     ):
         raise SuiteError("plugins: must be a list of file or module names", where=str(path))
     _load_plugins(plugins, path, text)
+    cases = data.get("cases") if isinstance(data.get("cases"), list) else []
+    defaults = data.get("defaults") if isinstance(data.get("defaults"), dict) else {}
+    lists = [c.get("scorers") for c in cases if isinstance(c, dict)] + [defaults.get("scorers")]
+    for entries in lists:
+        for entry in entries if isinstance(entries, list) else []:
+            name = entry.get("type") if isinstance(entry, dict) else entry
+            if isinstance(name, str):
+                try:
+                    REGISTRY.get(name)  # an installed package's is imported here
+                except UnknownScorer:
+                    continue  # validating the suite reports it
 
 
 def _load_plugins(plugins: Any, path: Path, text: str) -> None:

@@ -240,6 +240,10 @@ def test_a_scorer_of_an_installed_package_is_found_through_its_entry_point(tmp_p
     assert adopted.returncode == 0, adopted.stderr
     assert "nf_cites: - -> 3/3" in adopted.stdout
 
+    listed = nf("scorers", suite, cwd=tmp_path, python=python)
+    assert listed.returncode == 0, listed.stderr
+    assert "nf_demo/checks.py:4 in nf_cites (nf-demo 1.2.3)" in listed.stdout
+
     typo = write_suite(tmp_path, {"cited": ["nf_cite"]}, [])
     suggested = nf("check", typo, cwd=tmp_path, python=python)
     assert suggested.returncode == 3
