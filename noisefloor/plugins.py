@@ -1,7 +1,5 @@
-"""User plugins: the Python files and modules a suite's `plugins:` names, and the installed
-packages' `noisefloor.scorers` entry points, imported to register their scorers (the user's code,
-run in this process); an import that fails is a SuiteError naming the plugin and its line.
-"""
+"""User plugins: a suite's `plugins:` files and modules, and installed packages' `noisefloor.scorers`
+entry points, imported (the user's code, in this process) to register scorers; failures named."""
 
 from __future__ import annotations
 
