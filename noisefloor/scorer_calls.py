@@ -142,9 +142,10 @@ def guarded(fn: _Call, timeout_s: float | None, thread_safe: bool) -> _Call:
         armed = _WATCHDOG.arm(limit)
         try:
             result = fn(inp, params)
-        except _Stop:
+        except _Stop as stop:
             _WATCHDOG.disarm(armed)
-            raise ScorerTimeout(_stopped(limit)) from None
+            # with the stopped call's frames: the error names the line it was stuck on
+            raise ScorerTimeout(_stopped(limit)).with_traceback(stop.__traceback__) from None
         except BaseException:
             _WATCHDOG.disarm(armed)
             raise
