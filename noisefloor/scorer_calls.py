@@ -118,17 +118,16 @@ _WATCHDOG = _Watchdog()
 _Call = Callable[[Any, Any], Any]
 
 
-def guarded(fn: _Call, timeout_s: float | None, thread_safe: bool) -> _Call:
-    """`fn(inp, params)` stopped after `timeout_s` (None: never), under a lock of its own
-    unless `thread_safe`.
+def guarded(fn: _Call, timeout_s: float | None, lock: threading.Lock | None) -> _Call:
+    """`fn(inp, params)` stopped after `timeout_s` (None: never), holding `lock` (the scorer's
+    own, shared by all its params; None: thread-safe).
 
     Raises (from the call):
         ScorerTimeout: the call ran past `timeout_s`.
     """
     if timeout_s is None:
-        if thread_safe:
+        if lock is None:
             return fn
-        lock = threading.Lock()
 
         def locked(inp: Any, params: Any) -> Any:
             with lock:
@@ -153,9 +152,9 @@ def guarded(fn: _Call, timeout_s: float | None, thread_safe: bool) -> _Call:
             raise ScorerTimeout(_stopped(limit))
         return result
 
-    if thread_safe:
+    if lock is None:
         return call
-    one_at_a_time = threading.Lock()
+    one_at_a_time = lock
 
     def serialized(inp: Any, params: Any) -> Any:
         with one_at_a_time:

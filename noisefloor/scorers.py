@@ -11,6 +11,7 @@ import hashlib
 import inspect
 import marshal
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -167,6 +168,8 @@ class ScorerDefinition:
     """Files besides its own whose content is part of a user scorer's identity."""
     origin: Origin | None = None
     """The plugin it came from; None for a built-in or a scorer registered by code."""
+    calls: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    """Held by each call of a user scorer that is not thread-safe, whatever its params."""
 
     @property
     def builtin(self) -> bool:
@@ -223,7 +226,11 @@ class Scorer:
         self._fn: Callable[[ScoreInput, Any], object] = (
             definition.fn
             if definition.builtin
-            else guarded(definition.fn, definition.timeout_s, definition.thread_safe)
+            else guarded(
+                definition.fn,
+                definition.timeout_s,
+                None if definition.thread_safe else definition.calls,
+            )
         )
 
     def __call__(self, inp: ScoreInput) -> ScoreResult:

@@ -15,7 +15,7 @@ from noisefloor.errors import SuiteError
 from noisefloor.plugins import load_plugins
 from noisefloor.records import ScorerUse
 from noisefloor.scorer_calls import ScorerTimeout
-from noisefloor.scorers import REGISTRY, Registry, ScoreInput, ScoreResult
+from noisefloor.scorers import REGISTRY, Params, Registry, ScoreInput, ScoreResult
 
 
 def test_a_bool_is_a_binary_result_and_a_number_a_continuous_one() -> None:
@@ -66,13 +66,20 @@ def test_anything_else_is_an_error_saying_what_to_return(
         registry.build("odd")(ScoreInput("x"))
 
 
+class _At(Params):
+    """Parameters of a test scorer."""
+
+    at: int
+    """Any number."""
+
+
 def _concurrency(thread_safe: bool) -> int:
     """The most calls of one scorer inside it at once, over 6 threads calling it."""
     registry = Registry()
     inside = [0, 0]  # now, most
     lock = threading.Lock()
 
-    @registry.scorer("slow", thread_safe=thread_safe)
+    @registry.scorer("slow", params=_At, thread_safe=thread_safe)
     def slow(inp: ScoreInput, params: object) -> bool:
         """Takes a while."""
         with lock:
@@ -83,8 +90,9 @@ def _concurrency(thread_safe: bool) -> int:
             inside[0] -= 1
         return True
 
-    built = registry.build("slow")
-    threads = [threading.Thread(target=built, args=(ScoreInput("x"),)) for _ in range(6)]
+    # each thread with params of its own: one scorer, whatever its params, one call at a time
+    built = [registry.build("slow", {"at": n}) for n in range(6)]
+    threads = [threading.Thread(target=b, args=(ScoreInput("x"),)) for b in built]
     for t in threads:
         t.start()
     for t in threads:
