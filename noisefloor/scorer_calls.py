@@ -199,13 +199,15 @@ def failure(exc: BaseException, defined_at: str) -> tuple[str, str]:
     """Where a scorer failed and the traceback, without the harness's own frames: the detail
     names the last frame of the user's code (`file:line in function`, else `defined_at`, where
     the scorer is defined) and the exception."""
+    import importlib
     import traceback  # only when a scorer failed
 
+    machinery = os.path.dirname(os.path.abspath(importlib.__file__)) + os.sep
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith("<frozen ")  # the import machinery
-        and not os.path.abspath(f.filename).startswith(_PACKAGE)
+        if not f.filename.startswith("<frozen ")  # the import machinery, frozen or not
+        and not os.path.abspath(f.filename).startswith((_PACKAGE, machinery))
     ]
     what = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, SyntaxError) and exc.filename:  # the file has no frame: it never ran

@@ -4,6 +4,7 @@ stopped at its timeout from any thread, and an identity that follows its files."
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 import time
 from pathlib import Path
@@ -195,3 +196,32 @@ def test_a_plugin_with_a_syntax_error_is_named_at_its_line(tmp_path: Path) -> No
     assert "bad.py:3: SyntaxError: invalid syntax" in message
     hint = f"hint: fix the plugin (the traceback above is its own); `python {tmp_path / 'bad.py'}`"
     assert hint in message
+
+
+def test_a_plugin_may_be_a_module_name_and_a_missing_one_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(REGISTRY, "_defs", dict(REGISTRY._defs))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "team_checks_for_test.py").write_text(
+        "import noisefloor\n\n\n"
+        '@noisefloor.scorer("team_check")\n'
+        "def team_check(inp, params):\n"
+        '    """Passes on any output."""\n'
+        "    return True\n",
+        encoding="utf-8",
+    )
+    monkeypatch.delitem(sys.modules, "team_checks_for_test", raising=False)
+    load_plugins(["team_checks_for_test"], tmp_path, lambda i: f"suite.yaml:2: plugins[{i}]")
+    definition = REGISTRY.get("team_check")
+    assert definition.origin is not None and definition.origin.plugin == "team_checks_for_test"
+    monkeypatch.delitem(sys.modules, "team_checks_for_test")
+
+    with pytest.raises(SuiteError) as raised:
+        load_plugins(["no_such_checks_module"], tmp_path, lambda i: f"suite.yaml:2: plugins[{i}]")
+    message = raised.value.format_message()
+    assert message.startswith("suite.yaml:2: plugins[0]: plugin no_such_checks_module failed to")
+    assert (
+        "failed to import: no_such_checks_module: ModuleNotFoundError: No module named" in message
+    )
+    assert "`python -c 'import no_such_checks_module'` imports it outside noisefloor" in message
