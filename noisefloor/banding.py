@@ -26,7 +26,7 @@ from noisefloor.records import (
     ScorerUse,
 )
 from noisefloor.scorer_calls import ScorerTimeout, failure
-from noisefloor.scorers import REGISTRY, ScoreInput, Scorer, UnknownScorer
+from noisefloor.scorers import REGISTRY, NotJson, ScoreInput, Scorer, UnknownScorer
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 
@@ -271,6 +271,12 @@ def score_case(
             continue
         try:
             result = scorer(ScoreInput.from_sample(sample))
+        except NotJson as exc:  # `inp.json()` on an output that is not: the output fails
+            value = 0.0 if scorer.kind == "binary" else None
+            repeats.append(
+                RepeatScore(repeat=repeat, status=RepeatStatus.FAIL, value=value, detail=str(exc))
+            )
+            continue
         except Exception as exc:  # a scorer bug: kept apart from the target's results
             if scorer.definition.builtin:
                 detail, trace = f"{type(exc).__name__}: {exc}", None

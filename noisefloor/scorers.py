@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REGISTRY",
+    "NotJson",
     "Origin",
     "Registry",
     "ScoreInput",
@@ -53,6 +54,10 @@ class _Cache(enum.Enum):
     NOT_JSON = enum.auto()
 
 
+class NotJson(ValueError):
+    """The output a scorer asked for as JSON is not JSON: the program's failure, not the scorer's."""
+
+
 @dataclass(frozen=True)
 class ScoreInput:
     """One output of a program, as a scorer sees it."""
@@ -74,7 +79,8 @@ class ScoreInput:
         """The whole text parsed as strict JSON, parsed once.
 
         Raises:
-            ValueError: the text is not JSON.
+            NotJson: the text is not JSON (a ValueError); a scorer that lets it out fails the
+                repeat with `output is not JSON`.
         """
         if self._parsed is _Cache.UNPARSED:
             try:
@@ -83,7 +89,7 @@ class ScoreInput:
                 parsed = _Cache.NOT_JSON
             object.__setattr__(self, "_parsed", parsed)
         if self._parsed is _Cache.NOT_JSON:
-            raise ValueError("output is not JSON")
+            raise NotJson("output is not JSON")
         return self._parsed
 
 

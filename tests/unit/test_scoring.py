@@ -388,3 +388,20 @@ def test_score_and_band_files_are_byte_identical_when_recomputed(
         assert dumps(again) == score_path.read_bytes()
         assert dumps(band_case("c", "key", [again])) == band_path.read_bytes()
     assert b"stale" not in score_path.read_bytes()
+
+
+def _answer_of(inp: ScoreInput, p: NoParams) -> bool:
+    """Passes when the JSON output has an answer."""
+    return bool(inp.json()["answer"])
+
+
+def test_a_scorer_reading_an_output_that_is_not_json_fails_that_repeat(
+    tmp_path: Path, test_scorer: Callable[..., str]
+) -> None:
+    name = test_scorer(_answer_of)
+    paths = write_samples(tmp_path, [sample('{"answer": "yes"}'), sample("yes, plainly")])
+
+    score = score_case("c", use(name), paths)
+
+    assert statuses(score) == ["pass", "fail"]
+    assert (score.repeats[1].value, score.repeats[1].detail) == (0.0, "output is not JSON")
