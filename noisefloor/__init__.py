@@ -16,6 +16,7 @@ _EXPORTS = {
     "ExitCode": "noisefloor.errors",
     "FunctionTarget": "noisefloor.targets.function",
     "NoisefloorError": "noisefloor.errors",
+    "Params": "noisefloor.scorers",
     "REGISTRY": "noisefloor.scorers",
     "RawSample": "noisefloor.targets.base",
     "ReadOnlyStore": "noisefloor.store",

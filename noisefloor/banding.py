@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 
-from noisefloor.errors import CorruptFile
+from noisefloor.errors import CorruptFile, NoisefloorError
 from noisefloor.records import (
     CaseBand,
     FailingExample,
@@ -25,7 +25,8 @@ from noisefloor.records import (
     ScorerBand,
     ScorerUse,
 )
-from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
+from noisefloor.scorer_calls import ScorerTimeout, failure
+from noisefloor.scorers import REGISTRY, NotJson, ScoreInput, Scorer, UnknownScorer
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 
@@ -155,18 +156,25 @@ def read_sample(path: str | Path) -> RawSample:
 
 
 @lru_cache(maxsize=1024)
-def _build(name: str, params_json: bytes) -> Scorer:
+def _build(name: str, params_json: bytes, generation: int) -> Scorer:
     return REGISTRY.build(name, orjson.loads(params_json))
 
 
 def build_scorer(use: ScorerUse) -> Scorer:
-    """The scorer a stored spec names, as the code is now (cached: scorers are immutable)."""
-    return _build(use.name, orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS))
+    """The scorer a stored spec names, as the code is now (cached: scorers are immutable, until
+    a plugin edited since is loaded again in the same process)."""
+    params = orjson.dumps(use.params, option=orjson.OPT_SORT_KEYS)
+    return _build(use.name, params, REGISTRY.generation)
 
 
 def scorer_config(use: ScorerUse) -> dict[str, object]:
-    """What a score file depends on besides the samples: the scorer as the code is now."""
-    built = build_scorer(use)
+    """What a score file depends on besides the samples: the scorer as the code is now; a
+    plugin's scorer where no suite loaded the plugin (`diff` of stored runs) as the run recorded
+    it, so that its score files are found without importing the plugin."""
+    try:
+        built = build_scorer(use)
+    except UnknownScorer:
+        return {"name": use.name, "params": use.params, "impl_hash": use.impl_hash}
     return {"name": use.name, "params": built.spec.params, "impl_hash": built.spec.impl_hash}
 
 
@@ -213,12 +221,26 @@ def _example(
 def score_case(
     case_id: str, use: ScorerUse, sample_paths: Sequence[str | Path], start: int = 0
 ) -> ScoreFile:
-    """Apply one scorer to every repeat of one case: `sample_paths` hold repeats `start`, ..."""
-    scorer = build_scorer(use)
+    """Apply one scorer to every repeat of one case: `sample_paths` hold repeats `start`, ...
+
+    Raises:
+        NoisefloorError: The scorer is not registered: a plugin's, its suite not loaded.
+    """
+    try:
+        scorer = build_scorer(use)
+    except UnknownScorer as exc:
+        raise NoisefloorError(
+            f"case {case_id}: {exc}, which these samples were never scored with",
+            hint="a plugin's scorer is known once its suite is loaded: `noisefloor rescore SUITE` "
+            "scores stored samples with the suite's plugins",
+        ) from None
     current = use.model_copy(
         update={"impl_hash": scorer.spec.impl_hash, "params": scorer.spec.params}
     )
     repeats: list[RepeatScore] = []
+    # a scorer that ran past its timeout is not called on the case's other repeats: one stuck
+    # on every output would take its timeout times the repeats
+    stuck: str | None = None
     for repeat, path in enumerate(sample_paths, start):
         sample = read_sample(path)
         if sample.outcome is Outcome.INFRA:
@@ -242,14 +264,35 @@ def score_case(
                 )
             )
             continue
+        if stuck is not None:
+            repeats.append(
+                RepeatScore(repeat=repeat, status=RepeatStatus.SCORER_ERROR, detail=stuck)
+            )
+            continue
         try:
             result = scorer(ScoreInput.from_sample(sample))
+        except NotJson as exc:  # `inp.json()` on an output that is not: the output fails
+            value = 0.0 if scorer.kind == "binary" else None
+            repeats.append(
+                RepeatScore(repeat=repeat, status=RepeatStatus.FAIL, value=value, detail=str(exc))
+            )
+            continue
         except Exception as exc:  # a scorer bug: kept apart from the target's results
+            if scorer.definition.builtin:
+                detail, trace = f"{type(exc).__name__}: {exc}", None
+            else:  # a user's: where in their code, and the traceback for `show`
+                detail, trace = failure(exc, scorer.definition.defined_at)
+            if isinstance(exc, ScorerTimeout):
+                stuck = (
+                    f"{scorer.definition.defined_at}: not called: it ran past its timeout on "
+                    f"repeat {repeat} of this case"
+                )
             repeats.append(
                 RepeatScore(
                     repeat=repeat,
                     status=RepeatStatus.SCORER_ERROR,
-                    detail=f"{type(exc).__name__}: {exc}",
+                    detail=detail,
+                    traceback=trace,
                 )
             )
             continue
@@ -314,6 +357,7 @@ def band_case(
             None,
         )
         use = score.scorer
+        error = next((r for r in score.repeats if r.status is RepeatStatus.SCORER_ERROR), None)
         bands.append(
             ScorerBand(
                 label=use.label,
@@ -335,6 +379,7 @@ def band_case(
                 example=_example(first_fail, sample_paths[first_fail.repeat - start], quoted)
                 if first_fail is not None
                 else None,
+                scorer_error=f"repeat {error.repeat}: {error.detail}" if error else None,
             )
         )
     return CaseBand(

@@ -295,8 +295,13 @@ def _plan(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _nothing(p: argparse.ArgumentParser) -> None:
-    """A command without arguments of its own."""
+def _scorers(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "suite",
+        type=Path,
+        nargs="?",
+        help="a suite file: its plugins' scorers are listed too, with the file they come from",
+    )
 
 
 #: Each command: its help, its description (default: the help) and what adds its arguments.
@@ -328,7 +333,7 @@ _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]]
         _runs,
     ),
     "show": ("the stored outputs of a run, stderr included", "", _show),
-    "scorers": ("the table of scorers", "", _nothing),
+    "scorers": ("the table of scorers (a suite's own too, given the suite)", "", _scorers),
     "schema": ("the JSON Schema of suite files (or of the JSON report)", "", _schema),
     "record": (
         "the quarantine-lane `record`: run a suite and label the run",

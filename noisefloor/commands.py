@@ -304,16 +304,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_scorers(args: argparse.Namespace) -> int:
+    from noisefloor.report.scorers import render_scorers
     from noisefloor.scorers import REGISTRY
 
-    rows = REGISTRY.table()
-    width = max(len(r["name"]) for r in rows)
-    kind_w = max(len(r["kind"]) for r in rows)
-    out = [f"{'scorer':<{width}}  {'kind':<{kind_w}}  params / what it checks"]
-    for row in rows:
-        out.append(f"{row['name']:<{width}}  {row['kind']:<{kind_w}}  {row['params'] or '-'}")
-        out.append(f"{'':<{width}}  {'':<{kind_w}}  {row['doc']}")
-    _emit("\n".join(out) + "\n", args)
+    if args.suite is not None:
+        from noisefloor.suite import load_suite_plugins
+
+        load_suite_plugins(args.suite)
+    _emit(render_scorers(REGISTRY.table()), args)
     return 0
 
 

@@ -43,10 +43,15 @@ def finished_report(
     scorer_errors = sum(_scorer_errors(s) for c in cases for s in c.scorers)
     warnings = report.setdefault("warnings", [])
     if scorer_errors:
-        affected = sorted({c.case_id for c in cases for s in c.scorers if _scorer_errors(s)})
+        failed = [(c.case_id, s) for c in cases for s in c.scorers if _scorer_errors(s)]
+        affected = sorted({case_id for case_id, _ in failed})
+        case_id, first = min(failed, key=lambda pair: pair[0])
+        said = first.candidate.scorer_error or first.baseline.scorer_error
+        where = f"case {case_id}, scorer {first.key}" + (f", {said}" if said else "")
         warnings.append(
-            f"{scorer_errors} scorer error(s) in {', '.join(affected[:5])}: a scorer raised; "
-            "that is the harness's fault, not the target's (see `noisefloor show`)"
+            f"{scorer_errors} scorer error(s) in {', '.join(affected[:5])}: a scorer failed "
+            f"({where}); that is the scorer's fault, not the target's "
+            f"(`noisefloor show RUN --case {case_id}` prints each error's traceback)"
         )
     summary = report.get("suite_summary")
     suite_failed = bool(settings.suite_gate and summary is not None and summary.gate_failed)

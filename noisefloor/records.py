@@ -9,7 +9,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "BaselinePointer",
@@ -30,7 +30,7 @@ __all__ = [
 
 RUN_VERSION = 1
 SCORE_VERSION = 1
-BAND_VERSION = 3
+BAND_VERSION = 4
 
 
 class _Record(BaseModel):
@@ -163,6 +163,8 @@ class RepeatScore(_Record):
     value: float | None = None
     detail: str = ""
     reliable: bool = True
+    traceback: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A scorer error's traceback, the harness's own frames left out (`noisefloor show`)."""
 
 
 class Graded(Protocol):
@@ -246,6 +248,8 @@ class ScorerBand(_Record):
     """Distinct failure details, most frequent first (at most five)."""
     example: FailingExample | None = None
     """The first failing repeat (a fail or a target error), quoted; None when every repeat passed."""
+    scorer_error: str | None = None
+    """The first scorer error, as `repeat N: file:line in function: what`; None without one."""
 
 
 class CaseBand(_Record):

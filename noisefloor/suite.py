@@ -30,6 +30,7 @@ from noisefloor.names import SAFE_NAME
 from noisefloor.scorers import GATE_KEYS, REGISTRY, Scorer, UnknownScorer
 from noisefloor.settings import REPEATS, REPEATS_LIMIT
 from noisefloor.suite_source import (
+    LineMap,
     Loc,
     jsonl_cases,
     plain_error,
@@ -51,6 +52,7 @@ __all__ = [
     "SuiteFile",
     "cases_suite",
     "load_suite",
+    "load_suite_plugins",
     "suite_json_schema",
 ]
 
@@ -132,6 +134,10 @@ class SuiteFile(_Model):
     shape `{id, prompt, grader, expect}`."""
     redact: list[str] = []
     """Regular expressions whose matches are replaced before anything reaches disk."""
+    plugins: list[str] = []
+    """Python files (relative to the suite file) or importable modules, imported before the
+    scorers are built: they register scorers with `@noisefloor.scorer(name)`. Their code runs
+    in noisefloor's process."""
 
 
 @dataclass(frozen=True)
@@ -398,6 +404,7 @@ def _validate(
             else ("", (), f"{cases_shown}: no cases in the file")  # --cases: no suite text
         )
 
+    _load_plugins(data.get("plugins"), path, text)
     defaults = spec.defaults if spec else Defaults()
     cases: list[Case] = []
     seen: dict[str, str] = {}
@@ -474,6 +481,50 @@ def _validate(
         redact=tuple(spec.redact),
         cases_path=(path.parent / spec.cases_file).absolute() if spec.cases_file else None,
     )
+
+
+def load_suite_plugins(path: Path | str) -> None:
+    """Import a suite file's plugins, and the installed packages' scorers its cases name
+    (`noisefloor scorers SUITE`), the rest unvalidated.
+
+    Raises:
+        SuiteError: The file does not read, or a plugin fails to import.
+    """
+    path = Path(path)
+    text, data = read_yaml(path)
+    plugins = data.get("plugins")
+    if plugins is not None and (
+        not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins)
+    ):
+        raise SuiteError("plugins: must be a list of file or module names", where=str(path))
+    _load_plugins(plugins, path, text)
+    cases = data.get("cases") if isinstance(data.get("cases"), list) else []
+    defaults = data.get("defaults") if isinstance(data.get("defaults"), dict) else {}
+    lists = [c.get("scorers") for c in cases if isinstance(c, dict)] + [defaults.get("scorers")]
+    for entries in lists:
+        for entry in entries if isinstance(entries, list) else []:
+            name = entry.get("type") if isinstance(entry, dict) else entry
+            if isinstance(name, str):
+                try:
+                    REGISTRY.get(name)  # an installed package's is imported here
+                except UnknownScorer:
+                    continue  # validating the suite reports it
+
+
+def _load_plugins(plugins: Any, path: Path, text: str) -> None:
+    """Import the suite's plugins before its scorers are built (a list of strings; any other
+    value is reported by validation)."""
+    if not isinstance(plugins, list) or not plugins or not all(isinstance(p, str) for p in plugins):
+        return
+    from noisefloor.plugins import load_plugins
+
+    lines = LineMap(text)
+
+    def where(index: int) -> str:
+        line = lines.line(("plugins", index))
+        return f"{path}:{line}: plugins[{index}]" if line else f"{path}: plugins[{index}]"
+
+    load_plugins(plugins, path.parent, where)
 
 
 def suite_json_schema() -> dict[str, Any]:

@@ -101,6 +101,8 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
     }
     if band.details:
         out["details"] = band.details
+    if band.scorer_error is not None:
+        out["scorer_error"] = band.scorer_error
     if band.example is not None:
         out["example"] = band.example.model_dump(mode="json")
     if band.kind == "continuous":

@@ -36,6 +36,8 @@ class Side(Part):
     target_errors: int | None = None
     infra_errors: int | None = None
     scorer_errors: int | None = None
+    scorer_error: str | None = None
+    """The first scorer error: `repeat N: file:line in function: what`."""
     reliable: bool | None = None
     """False when measured with several calls at once (timing scorers)."""
     details: list[str] | None = None

@@ -1,12 +1,11 @@
-"""`noisefloor show`: the stored outputs of a run, stdout and stderr, exactly as the target printed.
-
-Bytes that were not UTF-8 are shown with replacement characters and flagged as such.
+"""`noisefloor show`: the stored outputs of a run, stdout and stderr, exactly as the target printed,
+and its scorers' errors with their tracebacks. Bytes that were not UTF-8 are flagged as such.
 """
 
 from __future__ import annotations
 
 from noisefloor.banding import read_sample
-from noisefloor.records import RunRecord
+from noisefloor.records import CaseRecord, RepeatStatus, RunRecord, ScoreFile
 from noisefloor.store import Store
 from noisefloor.targets.kinds import kind_named
 
@@ -27,6 +26,7 @@ def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str
     ]
     for case in cases:
         out.append(f"\n== {case.case_id}  input: {case.input!r}")
+        errors = _scorer_errors(store, run.suite, case)
         for repeat, path in enumerate(store.sample_paths(case), case.start):
             if not path.exists():
                 out.append(f"-- repeat {repeat}: (no sample: the run was interrupted before it)")
@@ -49,4 +49,30 @@ def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str
                 note = f" ({'; '.join(notes)})" if notes else ""
                 out.append(f"   {name}{note}:")
                 out.extend(f"   | {line}" for line in stream.text.splitlines())
+            for label, detail, trace in errors.get(repeat, []):
+                out.append(f"   scorer error ({label}): {detail}")
+                out.extend(f"   ! {line}" for line in (trace or "").splitlines())
     return "\n".join(out) + "\n"
+
+
+def _scorer_errors(
+    store: Store, suite: str, case: CaseRecord
+) -> dict[int, list[tuple[str, str, str | None]]]:
+    """The scorer errors of a case's repeats, from the run's own score files (by the scorers as
+    it recorded them, so no plugin is imported): label, detail and traceback by repeat."""
+    from noisefloor.engine import score_file
+    from noisefloor.errors import StoreError
+
+    found: dict[int, list[tuple[str, str, str | None]]] = {}
+    for use in case.scorers:
+        path = score_file(store, suite, case, use)
+        if not path.is_file():
+            continue
+        try:
+            scores = store.read_model(path, ScoreFile)
+        except StoreError:  # a damaged score file is made again by the next run
+            continue
+        for r in scores.repeats:
+            if r.status is RepeatStatus.SCORER_ERROR:
+                found.setdefault(r.repeat, []).append((use.label, r.detail, r.traceback))
+    return found

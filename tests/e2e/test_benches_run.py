@@ -29,6 +29,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
         ("startup.py", ["--rounds", "1"], "noisefloor --help"),
+        (
+            "user_scorer.py",
+            ["--cases", "3", "--repeats", "4", "--rounds", "1"],
+            "| scoring the stored samples |",
+        ),
         ("faults.py", ["--only", "fuzz", "--scale", "0.01"], "| fuzz, suites | 10 | 0 |"),
         (
             "cluster.py",

@@ -1,5 +1,6 @@
 """What a run of a command suite imports: neither the HTTP kind, its client and its stack, asyncio,
-nor the models of a comparison's report, which start-up would pay for on every run; and which
+the models of a comparison's report, nor the plugin loader and the installed packages' entry
+points, which start-up would pay for on every run; and which
 pydantic models a process builds: none on import, only those a command uses."""
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ _NOT_FOR_A_COMMAND_RUN = (
     # a command's samples are taken from threads, without an event loop
     "asyncio",
     "ssl",
+    # a suite without plugins and with built-in scorers alone reads no entry point (pydantic's
+    # first model imports importlib.metadata itself: the plugin loader is what must stay out)
+    "noisefloor.plugins",
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,7 @@ def _expected_top_docs() -> dict[str, str]:
     expected = {}
     for case in suite["cases"]:
         for scorer in case["scorers"]:
-            if scorer.get("path") == "citations[0].doc_id":
+            if isinstance(scorer, dict) and scorer.get("path") == "citations[0].doc_id":
                 expected[case["input"]] = scorer["value"]
     return expected
 
@@ -136,3 +137,22 @@ def test_an_unreachable_endpoint_fails_with_a_message_and_no_output() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert f"ask.py: no answer from {url}" in done.stderr
+
+
+def test_the_examples_own_scorer_scores_the_capture_offline(tmp_path: Path) -> None:
+    """`cites_handbook` (examples/rag/checks.py, a plugin of the suite) on the recorded run."""
+    root = tmp_path / "capture"
+    shutil.copytree(EXAMPLE / "capture", root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "noisefloor", "--root", str(root), "rescore"]
+        + [str(EXAMPLE / "suite.yaml"), "first"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "0 target calls" in proc.stdout
+    scored = [line.strip() for line in proc.stdout.splitlines() if "cites_handbook" in line]
+    assert len(scored) == 7
+    assert all(line.endswith(":cites_handbook: 5/5") for line in scored), scored

@@ -701,8 +701,15 @@ def test_custom_scorer_registers_and_builds() -> None:
     assert built(ScoreInput("abc")) == ScoreResult(1.0, True, "3 chars")
     assert registry.names() == ["long"]
     assert registry.get("long").fn is long
+    line = long.__code__.co_firstlineno
     assert registry.table() == [
-        {"name": "long", "kind": "binary", "params": "at=3", "doc": long.__doc__}
+        {
+            "name": "long",
+            "kind": "binary",
+            "params": "at=3",
+            "doc": long.__doc__,
+            "source": f"tests/unit/test_scorers.py:{line} in long",
+        }
     ]
 
 
@@ -744,10 +751,10 @@ def test_scorer_returning_the_wrong_type_is_a_scorer_error() -> None:
 
     @registry.scorer("broken", params=_Threshold)
     def broken(inp: ScoreInput, p: _Threshold) -> ScoreResult:
-        """Returns a bool by mistake."""
-        return True  # type: ignore[return-value]
+        """Returns a string by mistake."""
+        return "yes"  # type: ignore[return-value]
 
-    with pytest.raises(TypeError, match="returned bool, not ScoreResult"):
+    with pytest.raises(TypeError, match="returned str 'yes', not a bool or a ScoreResult"):
         registry.build("broken", {})(ScoreInput("x"))
 
 

@@ -143,8 +143,17 @@ def test_a_scorer_that_raises_is_a_scorer_error(
     score = score_case("c", use(name), paths)
 
     assert statuses(score) == ["pass", "scorer_error", "pass"]
-    assert score.repeats[1].detail == "RuntimeError: boom"
+    # a user's scorer: the detail names the line of their code, the traceback is kept
+    line = _boom_on_b.__code__.co_firstlineno + 3
+    assert (
+        score.repeats[1].detail
+        == f"tests/unit/test_scoring.py:{line} in _boom_on_b: RuntimeError: boom"
+    )
+    trace = score.repeats[1].traceback
+    assert trace is not None and 'raise RuntimeError("boom")' in trace
+    assert "noisefloor/" not in trace  # the harness's own frames are left out
     assert score.repeats[1].value is None
+    assert score.repeats[0].traceback is None
 
 
 def test_a_scorer_returning_the_wrong_type_is_a_scorer_error(
@@ -156,7 +165,11 @@ def test_a_scorer_returning_the_wrong_type_is_a_scorer_error(
     score = score_case("c", use(name), paths)
 
     assert statuses(score) == ["scorer_error"]
-    assert score.repeats[0].detail.startswith("TypeError:")
+    line = _not_a_result.__code__.co_firstlineno
+    assert score.repeats[0].detail == (
+        f"tests/unit/test_scoring.py:{line} in _not_a_result: TypeError: scorer {name!r} "
+        "returned str 'yes', not a bool or a ScoreResult"
+    )
 
 
 def test_test_scorer_is_gone_after_its_test() -> None:
@@ -375,3 +388,20 @@ def test_score_and_band_files_are_byte_identical_when_recomputed(
         assert dumps(again) == score_path.read_bytes()
         assert dumps(band_case("c", "key", [again])) == band_path.read_bytes()
     assert b"stale" not in score_path.read_bytes()
+
+
+def _answer_of(inp: ScoreInput, p: NoParams) -> bool:
+    """Passes when the JSON output has an answer."""
+    return bool(inp.json()["answer"])
+
+
+def test_a_scorer_reading_an_output_that_is_not_json_fails_that_repeat(
+    tmp_path: Path, test_scorer: Callable[..., str]
+) -> None:
+    name = test_scorer(_answer_of)
+    paths = write_samples(tmp_path, [sample('{"answer": "yes"}'), sample("yes, plainly")])
+
+    score = score_case("c", use(name), paths)
+
+    assert statuses(score) == ["pass", "fail"]
+    assert (score.repeats[1].value, score.repeats[1].detail) == (0.0, "output is not JSON")
