@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -154,6 +154,8 @@ class Case:
     tags: tuple[str, ...]
     scorers: tuple[ScorerBinding, ...]
     line: int | None = None
+    written_scorers: tuple[str | dict[str, Any], ...] = field(default=(), compare=False)
+    """The scorer entries as the suite wrote them (the public tool's definition hash)."""
 
 
 @dataclass(frozen=True)
@@ -446,6 +448,7 @@ def _validate(
                 tags=tuple(case_spec.tags),
                 scorers=tuple(bindings),
                 line=line,
+                written_scorers=tuple(entries),
             )
         )
 
