@@ -400,7 +400,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from noisefloor.operations.explain import explain
     from noisefloor.report.explain import render
 
-    found = explain(store_of(args, read_only=True), args.case, args.run, args.baseline)
+    found = explain(
+        store_of(args, read_only=True),
+        args.case,
+        args.run,
+        args.baseline,
+        _suite_name(args.suite),
+    )
     _emit(render(found, args.format), args)
     return 0
 
