@@ -116,6 +116,11 @@ def _report(p: argparse.ArgumentParser) -> None:
         help="run id or label (default: the newest run that sampled its target, not a re-scoring; name a `rescore`'s run to report it)",
     )
     p.add_argument(
+        "--baseline",
+        metavar="RUN|LABEL",
+        help="the run to compare against (default: the suite's baseline)",
+    )
+    p.add_argument(
         "--html",
         type=html_file,
         required=True,
@@ -332,7 +337,7 @@ _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]]
     ),
     "diff": ("compare stored runs; never calls the target", "", _diff),
     "report": (
-        "compare a stored run with its suite's baseline and write the HTML report; "
+        "compare a stored run with its suite's baseline (or --baseline) and write the HTML report; "
         "never calls the target",
         "",
         _report,

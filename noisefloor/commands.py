@@ -216,7 +216,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import diff_runs
 
     args.format, args.output = "html", args.html
-    return _compared(args, diff_runs, args.run, None, continue_on_scorer_error=True)
+    return _compared(args, diff_runs, args.run, args.baseline, continue_on_scorer_error=True)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
