@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from noisefloor.cli_parser import build_parser, command_named
-from noisefloor.errors import ExitCode, NoisefloorError
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "console_main", "main"]  # noqa: F822 (COMMANDS: lazy)
 
@@ -37,7 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             # a usage error like any other: the help goes to stderr, stdout stays empty
             parser.print_help(sys.stderr)
-            return int(ExitCode.HARNESS)
+            raise UsageError(
+                "no command given: name one of the commands above",
+                hint="`noisefloor COMMAND --help` documents a command's flags",
+            )
         from noisefloor.commands import COMMANDS
 
         return COMMANDS[args.command](args)
