@@ -253,12 +253,10 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     done = deepen_baseline(
         store, suite, repeats, jobs=jobs_of(args, suite), executor=executor_of(args.executor)
     )
-    depths = sorted({c.repeats for c in done.run.cases})
-    before = sorted(set(done.before.values()))
     print(
         f"{suite.name}: baseline {done.run.run_id}: {len(done.before)} case(s) at "
-        f"{'/'.join(map(str, depths))} repeats (held {'/'.join(map(str, before)) or '0'} "
-        f"before), {done.run.calls} target call(s)"
+        f"{_depths([c.repeats for c in done.run.cases])} repeats (held "
+        f"{_depths(list(done.before.values()))} before), {done.run.calls} target call(s)"
     )
     if done.skipped:
         print(
@@ -267,6 +265,13 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _depths(repeats: list[int]) -> str:
+    """Cases' repeats as one number, or the range they span ("5 to 30", never "5/30", which
+    reads as a fraction)."""
+    low, high = min(repeats, default=0), max(repeats, default=0)
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def _suite_name(suite: str | None) -> str | None:
