@@ -8,7 +8,6 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.cli_inputs import (
@@ -18,6 +17,7 @@ from noisefloor.cli_inputs import (
     rule_settings,
     run_options,
     store_of,
+    suite_name,
     watched,
 )
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
@@ -274,19 +274,10 @@ def _depths(repeats: list[int]) -> str:
     return str(low) if low == high else f"{low} to {high}"
 
 
-def _suite_name(suite: str | None) -> str | None:
-    """A suite named by its name or by its file."""
-    if suite is not None and os.path.isfile(suite):
-        from noisefloor.suite import load_suite
-
-        return load_suite(Path(suite)).name
-    return suite
-
-
 def cmd_runs(args: argparse.Namespace) -> int:
     from noisefloor.report.runs import render_runs, run_rows
 
-    rows = run_rows(store_of(args, read_only=True), _suite_name(args.suite))
+    rows = run_rows(store_of(args, read_only=True), suite_name(args.suite))
     if args.format == "json":
         from noisefloor.report.json import render
 
@@ -355,7 +346,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from noisefloor.operations import history
 
-    store, suite = store_of(args), _suite_name(args.suite)
+    store, suite = store_of(args), suite_name(args.suite)
     if args.html is not None:
         from noisefloor.report.history_html import render, summary_line
 
@@ -405,13 +396,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from noisefloor.operations.explain import explain
     from noisefloor.report.explain import render
 
-    found = explain(
-        store_of(args, read_only=True),
-        args.case,
-        args.run,
-        args.baseline,
-        _suite_name(args.suite),
-    )
+    store = store_of(args, read_only=True)
+    found = explain(store, args.case, args.run, args.baseline, suite_name(args.suite))
     _emit(render(found, args.format), args)
     return 0
 
