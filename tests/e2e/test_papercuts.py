@@ -1,9 +1,11 @@
 """Small things a new user meets, each through the real CLI in its own process: what an empty
 cases file, a mistyped flag or scorer key, a bare `noisefloor` and a missing matplotlib say,
-how `baseline deepen` writes a set of depths, the wilson rule's headline and history's notes."""
+how `baseline deepen` writes a set of depths, the wilson rule's headline, history's notes, and
+what a first check leaves in a git work tree."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import orjson
@@ -11,6 +13,7 @@ import yaml
 
 from tests.conftest import answer_case, fake_suite
 from tests.e2e.test_exit_paths import run_process
+from tests.git_repo import commit_all, git, isolate_git
 
 
 def test_an_empty_cases_file_is_named_as_empty(tmp_path, _isolated_root):
@@ -92,3 +95,26 @@ def test_history_says_plainly_what_its_flakiness_counted_once(project, _isolated
     done = run_process("history", "alpha", root=_isolated_root)
     assert done.returncode == 0, done.stderr
     assert "(3 samples shared by several runs, each counted once)" in done.stdout
+
+
+def test_adopting_a_new_suites_baseline_leaves_every_committed_file_alone(
+    project, monkeypatch, tmp_path
+):
+    isolate_git(monkeypatch, tmp_path)
+    root = project / ".noisefloor"
+    first = fake_suite(project, [answer_case("alpha")], name="first", repeats=2)
+    assert run_process("check", first, root=root).returncode == 0
+    commit_all(project)
+    # a run that is no baseline, then a second suite's first check, which adopts its baseline
+    assert run_process("run", first, root=root).returncode == 0
+    second = project / "second"
+    second.mkdir()
+    shutil.copy(project / "fake_target.py", second / "fake_target.py")
+    other = fake_suite(second, [answer_case("beta")], name="second", repeats=2)
+    assert run_process("check", other, root=root).returncode == 0
+
+    status = git(project, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert [line for line in status if not line.startswith("??")] == []
+    new = sorted(line[3:] for line in status)
+    assert ".noisefloor/baselines/second.json" in new
+    assert all("/first/" not in path for path in new)  # the run that is no baseline is ignored
