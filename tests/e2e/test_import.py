@@ -171,7 +171,7 @@ def test_second_import_adds_nothing(cli, rag, _isolated_root):
     assert again.code == 0
     assert "imported 0 run(s)" in again.out
     assert f"already imported, left alone: {base}, {cand}" in again.out
-    assert sorted(p.name for p in (_isolated_root / "runs" / SUITE).iterdir()) == [
+    assert sorted(p.name for p in (_isolated_root / "runs" / SUITE).glob("*.json")) == [
         f"{base}.json",
         f"{cand}.json",
     ]
