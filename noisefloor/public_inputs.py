@@ -12,7 +12,7 @@ from noisefloor.errors import StoreError
 from noisefloor.public_store import PublicCase, PublicInvocation, PublicRunFile
 from noisefloor.suite import Case
 
-__all__ = ["public_definition_hash", "taken_input"]
+__all__ = ["taken_input"]
 
 _PLACEHOLDER = re.compile(r"\{\{(input|case_id|repeat)\}\}")
 
@@ -52,7 +52,7 @@ def _from_argv(template: list[str], inv: PublicInvocation) -> str | None:
     return found
 
 
-def public_definition_hash(case: Case, text: str) -> str:
+def _definition_hash(case: Case, text: str) -> str:
     """The public tool's hash of `case` with the input `text`: a sha256 over the input and the
     scorer entries as the suite writes them (`{type, ...params}`), first 16 hex digits."""
     scorers = [{"type": e} if isinstance(e, str) else e for e in case.written_scorers]
@@ -82,17 +82,18 @@ def taken_input(
     where = f"run {record.run_id}, case {case.id!r}"
     if any("{{input}}" in element for element in record.target_command):
         inputs = {_from_argv(record.target_command, inv) for inv in calls}
-        if len(inputs) == 1 and None not in inputs:
-            return inputs.pop() or ""
+        found = [text for text in inputs if text is not None]
+        if len(inputs) == 1 and found:
+            return found[0]
         raise StoreError(
             "cannot read back the input its calls were taken with: their argv "
-            f"{'disagree' if None not in inputs else 'do not fit'} the command template "
-            f"{record.target_command}",
+            + ("do not fit" if None in inputs else "hold different inputs for")
+            + f" the command template {record.target_command}",
             where=where,
             hint="the public store was edited after it was written: restore this run from its "
             "source, or remove the case from the suite to import the other cases",
         )
-    if public_definition_hash(case, case.input) == pcase.definition_hash:
+    if _definition_hash(case, case.input) == pcase.definition_hash:
         return case.input
     raise StoreError(
         "cannot tell which input its calls were taken with: the command template "
