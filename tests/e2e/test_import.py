@@ -308,6 +308,14 @@ def _argv_edited(public: Path) -> None:
     path.write_bytes(orjson.dumps(call))
 
 
+def _argv_disagrees(public: Path) -> None:
+    base = write_run(public, BASE_TIME, command=COMMAND)
+    path = public / "runs" / base / "cases" / "charging-bays" / "2.json"
+    call = orjson.loads(path.read_bytes())
+    call["argv"][-1] = "How many bays for three shifts?"
+    path.write_bytes(orjson.dumps(call))
+
+
 def _other_suite(public: Path) -> None:
     write_run(public, BASE_TIME, command=COMMAND, suite="quickstart")
 
@@ -327,6 +335,9 @@ def _other_suite(public: Path) -> None:
         pytest.param(_stray_repeat, "stray file '0 copy.json'", id="stray-repeat"),
         pytest.param(_other_suite, "holds runs of quickstart", id="other-suite"),
         pytest.param(_argv_edited, "their argv do not fit the command template", id="argv"),
+        pytest.param(
+            _argv_disagrees, "their argv hold different inputs for the command", id="inputs"
+        ),
         pytest.param(
             _outcome_disagrees, "'ok' in run.json but 0/3 of its repeats are ok", id="outcome"
         ),
