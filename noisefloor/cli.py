@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from noisefloor.cli_parser import build_parser, command_named
-from noisefloor.errors import ExitCode, NoisefloorError
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "console_main", "main"]  # noqa: F822 (COMMANDS: lazy)
 
@@ -36,7 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             # a usage error like any other: the help goes to stderr, stdout stays empty
             parser.print_help(sys.stderr)
-            return int(ExitCode.HARNESS)
+            raise UsageError(
+                "no command given: name one of the commands above",
+                hint="`noisefloor COMMAND --help` documents a command's flags",
+            )
         from noisefloor.commands import COMMANDS
 
         return COMMANDS[args.command](args)
@@ -81,8 +85,40 @@ def _terminate(signum: int, frame: object) -> None:
     raise _Terminated
 
 
+class _ReaderMayGo:
+    """A standard stream whose reader may go (`2>&1 | head -2`): the first write that finds the
+    pipe closed points the stream at devnull, so everything after it (progress, warnings, the
+    report) is dropped and the command goes on to its verdict and exit code."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        # Python's documented recipe: the interpreter's flush at exit then writes to devnull
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def console_main() -> int:
-    """The console script: SIGTERM stops like Ctrl-C, and a closed pipe (`| head`) is no error.
+    """The console script: SIGTERM stops like Ctrl-C, and a closed pipe (`| head`) is no error:
+    on stdout or stderr, what is left to print is dropped and the verdict's code is returned.
 
     The collector runs every 50,000 allocations instead of every 700: a check builds many
     long-lived records and few cycles, and the default made a no-op check of 2,000 x 5 spend
@@ -93,6 +129,8 @@ def console_main() -> int:
     """
     gc.set_threshold(50_000, 20, 10)
     signal.signal(signal.SIGTERM, _terminate)
+    sys.stdout = _ReaderMayGo(sys.stdout)
+    sys.stderr = _ReaderMayGo(sys.stderr)
     code = main()
     gc.freeze()
     return code

@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from noisefloor.errors import UsageError
@@ -20,6 +21,7 @@ __all__ = [
     "rule_settings",
     "run_options",
     "store_of",
+    "suite_name",
     "watched",
 ]
 
@@ -197,3 +199,12 @@ def _check_base_url(url: str | None, source: str) -> None:
             f"{source} {url!r} is not an http(s) URL",
             hint="e.g. http://127.0.0.1:8080/v1 (`/chat/completions` is appended)",
         )
+
+
+def suite_name(suite: str | None) -> str | None:
+    """A suite named by its name or by its file (`--suite` of `runs`, `history`, `explain`)."""
+    if suite is not None and os.path.isfile(suite):
+        from noisefloor.suite import load_suite
+
+        return load_suite(Path(suite)).name
+    return suite

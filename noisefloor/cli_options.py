@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -46,6 +46,42 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an argument no parser took is reported by the (sub)command it
+        was given to, with the option meant when one is close (argparse names the top level)."""
+        parsed: argparse.Namespace
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _invoked(self, parsed)._unknown(extras)
+        return parsed
+
+    def _unknown(self, extras: list[str]) -> NoReturn:
+        import difflib  # only for a command line with a mistake
+
+        known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        meant = [
+            f"{flag}: did you mean {close[0]}?"
+            for flag in (e.split("=", 1)[0] for e in extras if e.startswith("--"))
+            for close in [difflib.get_close_matches(flag, known, n=1)]
+            if close
+        ]
+        self.error(
+            f"unrecognized arguments: {' '.join(extras)}"
+            + (f" ({'; '.join(meant)})" if meant else "")
+        )
+
+
+def _invoked(parser: Parser, parsed: argparse.Namespace) -> Parser:
+    """The innermost (sub)command `parsed` went through (`baseline deepen`'s own parser)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if isinstance(chosen, Parser):
+                return _invoked(chosen, parsed)
+    return parser
 
 
 def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:
@@ -284,24 +320,21 @@ def _endpoint_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _format(text: str) -> str:
-    """A --format value; html is refused at once, before any sampling, without its extra."""
+    """A --format value; html is refused at once, before any sampling, without its extra (the
+    UsageError goes through argparse, which only catches its own errors)."""
     if text == "html":
-        _html_ready()
+        from noisefloor.report.plots import require_plotting
+
+        require_plotting("--format html")
     return text
 
 
 def html_file(text: str) -> Path:
-    _html_ready()
-    return Path(text)
-
-
-def _html_ready() -> None:
+    """An --html FILE value; refused at once without the `html` extra, as `_format`."""
     from noisefloor.report.plots import require_plotting
 
-    try:
-        require_plotting()
-    except UsageError as exc:
-        raise argparse.ArgumentTypeError(f"{exc.message}; {exc.hint}") from None
+    require_plotting("--html")
+    return Path(text)
 
 
 def format_options(parser: argparse.ArgumentParser) -> None:

@@ -86,12 +86,20 @@ def _ab(p: argparse.ArgumentParser) -> None:
 
 def _rescore(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", type=Path, help="the suite file whose scorers to apply")
-    p.add_argument("run", nargs="?", help="run id (default: the suite's newest run)")
+    p.add_argument(
+        "run",
+        nargs="?",
+        help="run id (default: the suite's newest run that sampled its target, not a re-scoring)",
+    )
     format_options(p)
 
 
 def _diff(p: argparse.ArgumentParser) -> None:
-    p.add_argument("candidate", nargs="?", help="run id or label (default: the newest run)")
+    p.add_argument(
+        "candidate",
+        nargs="?",
+        help="run id or label (default: the newest run that sampled its target, not a re-scoring; name a `rescore`'s run to compare it)",
+    )
     p.add_argument(
         "--baseline",
         metavar="RUN|LABEL",
@@ -102,7 +110,16 @@ def _diff(p: argparse.ArgumentParser) -> None:
 
 
 def _report(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
+    p.add_argument(
+        "run",
+        nargs="?",
+        help="run id or label (default: the newest run that sampled its target, not a re-scoring; name a `rescore`'s run to report it)",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="RUN|LABEL",
+        help="the run to compare against (default: the suite's baseline)",
+    )
     p.add_argument(
         "--html",
         type=html_file,
@@ -207,8 +224,12 @@ def _history(p: argparse.ArgumentParser) -> None:
 def _explain(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", help="the case id")
     p.add_argument(
-        "run", nargs="?", help="run id or label (default: the newest run holding the case)"
+        "run",
+        nargs="?",
+        help="run id or label (default: the newest run holding the case that sampled its "
+        "target, not a re-scoring)",
     )
+    p.add_argument("--suite", metavar="NAME", help="only runs of this suite (its name or its file)")
     p.add_argument(
         "--baseline",
         metavar="RUN|LABEL",
@@ -321,7 +342,7 @@ _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]]
     ),
     "diff": ("compare stored runs; never calls the target", "", _diff),
     "report": (
-        "compare a stored run with its suite's baseline and write the HTML report; "
+        "compare a stored run with its suite's baseline (or --baseline) and write the HTML report; "
         "never calls the target",
         "",
         _report,

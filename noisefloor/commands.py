@@ -8,7 +8,6 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.cli_inputs import (
@@ -18,6 +17,7 @@ from noisefloor.cli_inputs import (
     rule_settings,
     run_options,
     store_of,
+    suite_name,
     watched,
 )
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
@@ -216,7 +216,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import diff_runs
 
     args.format, args.output = "html", args.html
-    return _compared(args, diff_runs, args.run, None, continue_on_scorer_error=True)
+    return _compared(args, diff_runs, args.run, args.baseline, continue_on_scorer_error=True)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -253,12 +253,10 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     done = deepen_baseline(
         store, suite, repeats, jobs=jobs_of(args, suite), executor=executor_of(args.executor)
     )
-    depths = sorted({c.repeats for c in done.run.cases})
-    before = sorted(set(done.before.values()))
     print(
         f"{suite.name}: baseline {done.run.run_id}: {len(done.before)} case(s) at "
-        f"{'/'.join(map(str, depths))} repeats (held {'/'.join(map(str, before)) or '0'} "
-        f"before), {done.run.calls} target call(s)"
+        f"{_depths([c.repeats for c in done.run.cases])} repeats (held "
+        f"{_depths(list(done.before.values()))} before), {done.run.calls} target call(s)"
     )
     if done.skipped:
         print(
@@ -269,19 +267,17 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _suite_name(suite: str | None) -> str | None:
-    """A suite named by its name or by its file."""
-    if suite is not None and os.path.isfile(suite):
-        from noisefloor.suite import load_suite
-
-        return load_suite(Path(suite)).name
-    return suite
+def _depths(repeats: list[int]) -> str:
+    """Cases' repeats as one number, or the range they span ("5 to 30", never "5/30", which
+    reads as a fraction)."""
+    low, high = min(repeats, default=0), max(repeats, default=0)
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from noisefloor.report.runs import render_runs, run_rows
 
-    rows = run_rows(store_of(args, read_only=True), _suite_name(args.suite))
+    rows = run_rows(store_of(args, read_only=True), suite_name(args.suite))
     if args.format == "json":
         from noisefloor.report.json import render
 
@@ -348,7 +344,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from noisefloor.operations import history
 
-    store, suite = store_of(args), _suite_name(args.suite)
+    store, suite = store_of(args), suite_name(args.suite)
     if args.html is not None:
         from noisefloor.report.history_html import render, summary_line
 
@@ -398,7 +394,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from noisefloor.operations.explain import explain
     from noisefloor.report.explain import render
 
-    found = explain(store_of(args, read_only=True), args.case, args.run, args.baseline)
+    store = store_of(args, read_only=True)
+    found = explain(store, args.case, args.run, args.baseline, suite_name(args.suite))
     _emit(render(found, args.format), args)
     return 0
 

@@ -15,6 +15,7 @@ from noisefloor.engine import band_tasks, run_tasks
 from noisefloor.errors import UsageError
 from noisefloor.indexing import index_run
 from noisefloor.operations.run import case_key, scorer_uses
+from noisefloor.public_inputs import taken_input
 from noisefloor.public_store import (
     PublicInvocation,
     PublicPointer,
@@ -124,8 +125,28 @@ def _used_epochs(store: Store, suite: str) -> dict[str, set[int]]:
     return used
 
 
+def _taken_inputs(suite: Suite, runs: list[PublicRun]) -> dict[tuple[str, str], str]:
+    """The input each run's calls of each of the suite's cases were taken with, by (run id,
+    case id); read before anything is written, so that one that cannot be read back writes
+    nothing."""
+    current = {c.id: c for c in suite.cases}
+    return {
+        (run.record.run_id, pcase.case_id): taken_input(
+            run.record, pcase, run.invocations[pcase.case_id], current[pcase.case_id]
+        )
+        for run in runs
+        for pcase in run.record.cases
+        if pcase.case_id in current
+    }
+
+
 def _import_run(
-    store: Store, suite: Suite, public: PublicRun, epoch: int, redactor: Redactor
+    store: Store,
+    suite: Suite,
+    public: PublicRun,
+    epoch: int,
+    redactor: Redactor,
+    inputs: dict[tuple[str, str], str],
 ) -> tuple[RunRecord, int, list[str]]:
     record = public.record
     target = target_record(record)
@@ -141,7 +162,14 @@ def _import_run(
                 f"{suite.path.name}; its samples were not imported"
             )
             continue
-        key = case_key(case)
+        taken = inputs[record.run_id, case.id]
+        if taken != case.input:
+            warnings.append(
+                f"run {record.run_id}: case {case.id!r} was taken with another input than the "
+                f"suite's; its samples keep the input they were taken with, so a check says "
+                "`input changed since the baseline`"
+            )
+        key = case_key(case, taken)
         sample_dir = store.sample_dir(suite.name, case.id, target.key, key, epoch)
         for inv in public.invocations[pcase.case_id]:
             data = redactor.apply(raw_sample(inv, record.jobs).model_dump(mode="json"))
@@ -151,7 +179,7 @@ def _import_run(
             CaseRecord(
                 case_id=case.id,
                 case_key=key,
-                input=redactor.text(case.input),
+                input=redactor.text(taken),
                 repeats=pcase.repeats,
                 sample_dir=store.rel(sample_dir),
                 tags=list(case.tags),
@@ -234,6 +262,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             f"runs of other suites were left alone: {', '.join(public.other_suites)}"
         )
     redactor = Redactor(suite.redact, kind_of(suite.target).declared_secrets(suite.target))
+    inputs = _taken_inputs(suite, public.runs)
     store.ensure()
     with store.lock(suite.name):
         existing = {run_id for _, run_id in store.runs(suite.name)}
@@ -245,7 +274,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             key = target_record(run.record).key
             epoch = max(used.get(key, {-1})) + 1
             used.setdefault(key, set()).add(epoch)
-            record, written, warnings = _import_run(store, suite, run, epoch, redactor)
+            record, written, warnings = _import_run(store, suite, run, epoch, redactor, inputs)
             result.warnings += warnings
             if not record.cases:
                 continue

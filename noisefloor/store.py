@@ -50,20 +50,26 @@ _LOCK_POLL_S = 0.05
 DERIVED = ("scores", "bands", "verdicts", "reports")
 
 _GITIGNORE_HEAD = """\
-# Written by noisefloor and rewritten whenever a baseline moves: what is not ignored here is
-# what to commit (baseline pointers, the baseline runs, their samples, and the lists of tracked
-# files their target versions digest). Everything else is a cache (other runs, samples and
-# manifests) or derived and rebuilt on demand (doit db, scores, bands, verdicts, reports, ledger).
+# Written by noisefloor: what is not ignored here is what to commit (baseline pointers, the
+# baseline runs, their samples, and the lists of tracked files their target versions digest).
+# Which run, samples and manifests those are is said by the .gitignore files under runs/<suite>/,
+# samples/<suite>/ and manifests/, written whenever a baseline moves, so that adopting the
+# baseline of a new suite leaves this file as it is. Everything else is a cache (other runs,
+# samples and manifests) or derived and rebuilt on demand (doit db, scores, bands, verdicts,
+# reports, ledger).
 /*
 !/.gitignore
 !/baselines/
 !/epochs/
 !/runs/
 /runs/*/*
+!/runs/*/.gitignore
 !/samples/
 /samples/*/*
+!/samples/*/.gitignore
 !/manifests/
 /manifests/*
+!/manifests/.gitignore
 *.tmp
 """
 
@@ -109,6 +115,8 @@ def file_kind(rel: str) -> str:
     "baseline pointer", "label", "epochs", "manifest", "lock", "gitignore", "doit db",
     "ledger"); "other" for anything else."""
     head = rel.split("/", 1)[0]
+    if rel.rsplit("/", 1)[-1] == ".gitignore":
+        return "gitignore"
     if head.startswith("doit.sqlite"):
         return "doit db"
     if head.startswith("ledger.sqlite"):
@@ -301,19 +309,32 @@ class Store(RootedFiles):
             self.write_gitignore()
 
     def write_gitignore(self) -> None:
-        """Ignore all but the baselines: each baseline run and its sample directory stay visible."""
-        lines = [_GITIGNORE_HEAD]
+        """Ignore all but the baselines: the root's .gitignore is the same for every store, and
+        one per suite (under runs/ and samples/) and one under manifests/ keep each baseline
+        run, its sample directory and its manifest visible. A file is written only when its
+        text changes, so a baseline moved leaves the other suites' files alone."""
+        files = {self.root / ".gitignore": _GITIGNORE_HEAD}
+        manifests = []
         for pointer in self.baselines():
+            runs, samples = (
+                self.root / "runs" / pointer.suite,
+                self.root / "samples" / pointer.suite,
+            )
+            files[runs / ".gitignore"] = f"!/{pointer.run_id}.json\n"
             path = self.run_path(pointer.suite, pointer.run_id)
-            lines.append(f"!/runs/{pointer.suite}/{pointer.run_id}.json\n")
             if path.exists():
                 run = self.read_model(path, RunRecord)
-                key = f"/samples/{pointer.suite}/{run.target.key}"
-                lines.append(f"!{key}/\n{key}/*\n!{key}/e{run.epoch}/\n")
+                key = f"/{run.target.key}"
+                files[samples / ".gitignore"] = f"!{key}/\n{key}/*\n!{key}/e{run.epoch}/\n"
                 tracked = run.target.fingerprint.get(GIT_LABEL)
                 if tracked is not None:
-                    lines.append(f"!/manifests/{tracked}.json\n")
-        self.write_bytes(self.root / ".gitignore", "".join(lines).encode())
+                    manifests.append(f"!/{tracked}.json\n")
+        if manifests:
+            files[self.root / "manifests" / ".gitignore"] = "".join(sorted(set(manifests)))
+        for file, text in files.items():
+            if not file.is_file() or file.read_bytes() != text.encode():
+                file.parent.mkdir(parents=True, exist_ok=True)
+                self.write_bytes(file, text.encode())
 
     def write_sample(self, path: Path, obj: Any) -> None:
         """Write one sample file (the only writes that stand for target calls). The rename

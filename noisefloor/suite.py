@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -160,6 +160,8 @@ class Case:
     tags: tuple[str, ...]
     scorers: tuple[ScorerBinding, ...]
     line: int | None = None
+    written_scorers: tuple[str | dict[str, Any], ...] = field(default=(), compare=False)
+    """The scorer entries as the suite wrote them (the public tool's definition hash)."""
 
 
 @dataclass(frozen=True)
@@ -265,8 +267,9 @@ def _build_scorers(entries: list[str | dict[str, Any]]) -> _Scorers:
             problems.append(((index, "type"), str(exc)))
             continue
         except ValidationError as exc:
+            known = {"": [*REGISTRY.get(name).params.model_fields, *GATE_KEYS]}
             for err in exc.errors(include_url=False):
-                loc, msg = plain_error(dict(err), {"": []})
+                loc, msg = plain_error(dict(err), known)
                 problems.append(((index, *loc), f"scorer {name!r}: {msg}"))
             continue
         bindings.append(
@@ -397,11 +400,19 @@ def _validate(
             (shown, ("cases", i), None, c, failed) for i, c in enumerate(data["cases"])
         )
     raw_cases.extend((cases_shown, (), line, c, bad) for line, c, bad in from_jsonl)
-    if not raw_cases:
+    if not raw_cases and not cases_shown:
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
-            if text
-            else ("", (), f"{cases_shown}: no cases in the file")  # --cases: no suite text
+        )
+    elif not raw_cases and not any(file == "" for file, _, _ in problems):
+        # the cases file read, and held no case (a problem of its lines is reported already)
+        problems.append(
+            (
+                "",
+                (),
+                f"{cases_shown}: no cases in the file: add one JSON object per line, e.g. "
+                '{"id": "first", "input": "...", "scorers": ["json_valid"]}',
+            )
         )
 
     _load_plugins(data.get("plugins"), path, text)
@@ -453,6 +464,7 @@ def _validate(
                 tags=tuple(case_spec.tags),
                 scorers=tuple(bindings),
                 line=line,
+                written_scorers=tuple(entries),
             )
         )
 

@@ -115,22 +115,31 @@ print(json.dumps({
 '''
 
 
-def write_suite(directory: Path, cases: list[str] | None = None) -> Path:
-    """Our suite file for the capture: the public suite's cases and scorers, a fake RAG target."""
+def write_suite(
+    directory: Path,
+    cases: list[str] | None = None,
+    *,
+    inputs: dict[str, str] | None = None,
+    command: list[str] | None = None,
+    **extra: Any,
+) -> Path:
+    """Our suite file for the capture: the public suite's cases and scorers, a fake RAG target;
+    `inputs` edits cases' inputs, `command` the target's, `extra` adds top-level keys."""
     (directory / "rag_fake.py").write_text(FAKE_RAG % json.dumps(ANSWERS), encoding="utf-8")
     suite = {
         "name": SUITE,
         "target": {
-            "command": [sys.executable, "rag_fake.py", "{{case_id}}", "{{input}}"],
+            "command": command or [sys.executable, "rag_fake.py", "{{case_id}}", "{{input}}"],
             "output": "json",
             "timeout_s": 30,
             "fingerprint": ["rag_fake.py"],
         },
         "defaults": {"repeats": 3},
         "cases": [
-            {"id": cid, "input": ANSWERS[cid][0], "scorers": SCORERS[cid]}
+            {"id": cid, "input": (inputs or {}).get(cid, ANSWERS[cid][0]), "scorers": SCORERS[cid]}
             for cid in (cases or list(ANSWERS))
         ],
+        **extra,
     }
     path = directory / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
@@ -177,6 +186,17 @@ def invocation(
     elif broken == "error:parse":
         record.update(outcome="error:parse", parsed=None, stdout="Traceback: not JSON\n")
     return record
+
+
+def definition_hash(case_id: str, question: str | None = None) -> str:
+    """The public tool's hash of a case: its input and its scorers as the suite writes them."""
+    scorers = [{"type": s} if isinstance(s, str) else s for s in SCORERS[case_id]]
+    payload = json.dumps(
+        {"input": ANSWERS[case_id][0] if question is None else question, "scorers": scorers},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 def _score_list(record: dict[str, Any], case_id: str) -> list[dict[str, Any]]:
@@ -235,7 +255,7 @@ def write_run(
         entries.append(
             {
                 "case_id": case_id,
-                "definition_hash": hashlib.sha256(case_id.encode()).hexdigest()[:16],
+                "definition_hash": definition_hash(case_id),
                 "outcome": "error" if ok == 0 else "ok" if ok == repeats else "degraded",
                 "repeats": repeats,
             }

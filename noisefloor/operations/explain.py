@@ -16,11 +16,21 @@ __all__ = ["explain"]
 
 
 def explain(
-    store: ReadOnlyStore, case_id: str, run: str | None = None, baseline: str | None = None
+    store: ReadOnlyStore,
+    case_id: str,
+    run: str | None = None,
+    baseline: str | None = None,
+    suite: str | None = None,
 ) -> Explanation:
-    """Explain `case_id` of RUN (default: the newest run holding it) against the baseline of
-    RUN's suite (or `baseline`, a run id or label). Never calls a target."""
-    cand = _named_run(store, run) if run else _newest_holding(store, case_id)
+    """Explain `case_id` of RUN (default: the newest sampled run holding it, of `suite` when
+    given) against the baseline of RUN's suite (or `baseline`, a run id or label). Never
+    calls a target."""
+    cand = _named_run(store, run, suite) if run else _newest_holding(store, case_id, suite)
+    if suite is not None and cand.suite != suite:
+        raise UsageError(
+            f"run {cand.run_id} belongs to suite {cand.suite!r}, not {suite!r}",
+            hint="name a run of that suite, or leave --suite out",
+        )
     if all(c.case_id != case_id for c in cand.cases):
         raise UsageError(
             f"run {cand.run_id} has no case {case_id!r}",
@@ -41,17 +51,26 @@ def _named_run(store: ReadOnlyStore, ref: str, suite: str | None = None) -> RunR
         raise UsageError(exc.message, hint=_near(ref, names, "runs and labels")) from None
 
 
-def _newest_holding(store: ReadOnlyStore, case_id: str) -> RunRecord:
-    """The newest run of any suite that has the case."""
+def _newest_holding(store: ReadOnlyStore, case_id: str, suite: str | None) -> RunRecord:
+    """The newest sampled run (of `suite`, or of any) that has the case; a re-scoring of one
+    only when no sampled run has it."""
     seen: dict[str, None] = {}
-    for suite, run_id in reversed(store.runs()):
-        run = store.load_run(suite, run_id)
+    rescored: RunRecord | None = None
+    for suite_name, run_id in reversed(store.runs(suite)):
+        run = store.load_run(suite_name, run_id)
         ids = [c.case_id for c in run.cases]
-        if case_id in ids:
+        if case_id in ids and run.rescored_from is None:
             return run
+        if case_id in ids and rescored is None:
+            rescored = run
         seen.update(dict.fromkeys(ids))
+    if rescored is not None:
+        return rescored
     if not seen:
-        raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
+        where = f"of suite {suite!r} " if suite else ""
+        raise StoreError(
+            f"no runs {where}under {store.root}", hint="`noisefloor run SUITE` makes one"
+        )
     raise UsageError(
         f"no stored run has a case {case_id!r}", hint=_near(case_id, list(seen), "cases")
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from noisefloor.comparison import require_samples
 from noisefloor.errors import StoreError, UsageError
 from noisefloor.indexing import index_run
-from noisefloor.operations.resolve import resolve_run
+from noisefloor.operations.resolve import newest_sampled, resolve_run
 from noisefloor.operations.run import RunResult, bands_of, new_run_id, scorer_uses
 from noisefloor.store import ReadOnlyStore, Store, utc_now
 from noisefloor.suite import Suite
@@ -18,7 +18,7 @@ __all__ = ["rescore_run"]
 def rescore_run(store: Store, suite: Suite, run_id: str | None) -> RunResult:
     """Apply the suite's current scorers to a stored run's samples; never calls the target."""
     view = ReadOnlyStore(store.root)
-    run = resolve_run(view, run_id, suite.name) if run_id else view.latest_run(suite.name)
+    run = resolve_run(view, run_id, suite.name) if run_id else newest_sampled(view, suite.name)
     if run is None:
         raise StoreError(f"no runs of suite {suite.name!r} under {store.root}")
     if run.suite != suite.name:

@@ -11,7 +11,7 @@ from noisefloor.report.model import Report
 from noisefloor.settings import RuleSettings
 from noisefloor.store import Store
 
-__all__ = ["compare_labels", "diff_runs", "resolve_run"]
+__all__ = ["compare_labels", "diff_runs", "newest_sampled", "resolve_run"]
 
 
 def baseline_of(store: Store, cand: RunRecord, named: RunRecord | None, verb: str) -> RunRecord:
@@ -40,6 +40,18 @@ def resolve_run(store: Store, ref: str, suite: str | None = None) -> RunRecord:
     return labelled or store.find_run(ref)
 
 
+def newest_sampled(store: Store, suite: str | None = None) -> RunRecord | None:
+    """The newest run (of one suite, or of any) that sampled its target: a `rescore` is a
+    re-scored copy of another run, which would otherwise be compared with its own baseline
+    by surprise. The newest run of all when every one is a re-scoring."""
+    found = store.runs(suite)
+    for suite_name, run_id in reversed(found):
+        run = store.load_run(suite_name, run_id)
+        if run.rescored_from is None:
+            return run
+    return store.load_run(*found[-1]) if found else None
+
+
 def _is_name(text: str) -> bool:
     return bool(text) and all(ch.isalnum() or ch in "._-" for ch in text)
 
@@ -53,8 +65,9 @@ def diff_runs(
     allow_target_change: bool = False,
     continue_on_scorer_error: bool = False,
 ) -> Report:
-    """Compare stored runs: the newest run (or CANDIDATE) against the baseline (or --baseline)."""
-    cand = resolve_run(store, candidate) if candidate else store.latest_run()
+    """Compare stored runs: the newest sampled run (or CANDIDATE) against the baseline (or
+    --baseline)."""
+    cand = resolve_run(store, candidate) if candidate else newest_sampled(store)
     if cand is None:
         raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
     named = resolve_run(store, baseline, cand.suite) if baseline else None

@@ -97,9 +97,10 @@ def scorer_uses(case: Case) -> list[ScorerUse]:
     ]
 
 
-def case_key(case: Case) -> str:
-    """The cache key of what the target receives for a case (its id and input)."""
-    return short_hash({"case_id": case.id, "input": case.input})
+def case_key(case: Case, taken: str | None = None) -> str:
+    """The cache key of what the target receives for a case: its id and input (`taken`, the
+    input its samples were taken with, when that is not the suite's, as an import's may be)."""
+    return short_hash({"case_id": case.id, "input": case.input if taken is None else taken})
 
 
 def new_run_id(suite: str) -> str:

@@ -36,9 +36,9 @@ def flakiness_line(f: Flakiness) -> str:
     """What the case's flakiness rests on, and whether it is flaky."""
     notes = []
     if f.invalid:
-        notes.append(f"{f.invalid} invalid left out")
+        notes.append(f"{_plural(f.invalid, 'invalid repeat')} left out")
     if f.shared:
-        notes.append(f"{_plural(f.shared, 'sample')} several runs held counted once")
+        notes.append(f"{_plural(f.shared, 'sample')} shared by several runs, each counted once")
     text = (
         f"flakiness: {_rate(f.passes, f.valid, f.interval)}, {f.passes}/{f.valid} passed over "
         f"{_plural(f.valid, 'repeat')} from {_plural(f.runs, 'run')} of target version "

@@ -58,13 +58,14 @@ _RC: dict[Any, Any] = {
 }
 
 
-def require_plotting() -> None:
-    """Fail early (exit 3) with the install line when matplotlib is not installed."""
+def require_plotting(flag: str) -> None:
+    """Fail early (exit 3), naming the `flag` that asked for plots, with the install line when
+    matplotlib is not installed."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(
-            "--format html needs matplotlib, which is not installed",
+            f"{flag} needs matplotlib, which is not installed",
             hint="pip install 'noisefloor[html]'",
         ) from None
 

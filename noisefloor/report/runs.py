@@ -64,7 +64,8 @@ def _cell(row: dict[str, Any], key: str) -> str:
 
 
 def render_runs(rows: list[dict[str, Any]]) -> str:
-    """The rows as an aligned table; `*` marks each suite's baseline."""
+    """The rows as an aligned table; `*` marks each suite's baseline, and a last column names
+    the run each re-scoring was made from, when there is one."""
     columns = [
         ("run_id", "run id"),
         ("suite", "suite"),
@@ -75,6 +76,8 @@ def render_runs(rows: list[dict[str, Any]]) -> str:
         ("repeats", "repeats"),
         ("cases", "cases"),
     ]
+    if any(r["rescored_from"] for r in rows):
+        columns.append(("rescored_from", "rescored from"))
     numeric = {"calls", "repeats", "cases"}
     table = [[title for _, title in columns]] + [
         [_cell(r, key) for key, _ in columns] for r in rows
@@ -88,5 +91,6 @@ def render_runs(rows: list[dict[str, Any]]) -> str:
             for (key, _), cell, width in zip(columns, line, widths, strict=True)
         ]
         out.append(f"{mark} {'  '.join(cells)}".rstrip())
-    out.append("(* the suite's baseline)")
+    if any(r["baseline"] for r in rows):
+        out.append("(* the suite's baseline)")
     return "\n".join(out) + "\n"

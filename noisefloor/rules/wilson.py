@@ -88,8 +88,9 @@ class WilsonRule:
             )
         if frame is None:
             verdict = worst([s.verdict for s in scorers if s.verdict is not None])
-            first = next(s for s in scorers if s.verdict is verdict)
-            frame = {"verdict": verdict, "reason": f"{first.key}: {first.reason}"}
+            # every scorer that decided the case, not the first alone
+            named = [f"{s.key}: {s.reason}" for s in scorers if s.verdict is verdict]
+            frame = {"verdict": verdict, "reason": "; ".join(named)}
         return ComparedCase(case_id=case_id, scorers=scorers, **frame)
 
     def decide(

@@ -10,7 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.e2e.test_exit_paths import run_process
 from tests.public_store import (
+    ANSWERS,
     BASE_TIME,
     SUITE,
     write_capture,
@@ -95,6 +97,69 @@ def test_imported_samples_keep_what_the_public_tool_stored(cli, rag, _isolated_r
     assert "529 overloaded" in shown.out
 
 
+#: The suite's input of one case, edited after the public store was written.
+EDITED = {"charging-bays": "How many charging bays should we provision for three shifts?"}
+
+
+def _run_record(root: Path, run_id: str) -> dict:
+    return orjson.loads((root / "runs" / SUITE / f"{run_id}.json").read_bytes())
+
+
+def test_an_edited_input_never_relabels_the_imported_answers(rag, _isolated_root):
+    suite, public = rag
+    base, cand = write_capture(public, COMMAND)
+    edited = write_suite(suite.parent, inputs=EDITED)
+    imported = run_process("import", public, "--suite", edited, root=_isolated_root)
+    assert imported.returncode == 0, imported.stderr
+    assert (
+        f"run {base}: case 'charging-bays' was taken with another input than the suite's"
+        in imported.stderr
+    )
+    for run_id in (base, cand):
+        cases = {c["case_id"]: c for c in _run_record(_isolated_root, run_id)["cases"]}
+        assert cases["charging-bays"]["input"] == ANSWERS["charging-bays"][0]
+        assert cases["offline-behaviour"]["input"] == ANSWERS["offline-behaviour"][0]
+
+    checked = run_process("check", edited, "--format", "json", root=_isolated_root)
+    assert checked.returncode == 0, checked.stderr
+    report = orjson.loads(checked.stdout)
+    assert report["baseline"] == base
+    changed = {c["case_id"] for c in report["cases"] if c.get("input_changed")}
+    assert changed == {"charging-bays"}
+    reason = next(c["reason"] for c in report["cases"] if c["case_id"] == "charging-bays")
+    assert reason.startswith("input changed since the baseline")
+
+
+def test_an_input_the_argv_never_held_is_confirmed_by_the_definition_hash(rag, _isolated_root):
+    suite, public = rag
+    command = [sys.executable, "rag_fake.py", "{{case_id}}"]
+    write_capture(public, command)
+    same = write_suite(suite.parent, command=command)
+    assert run_process("import", public, "--suite", same, root=_isolated_root).returncode == 0
+
+    shutil.rmtree(_isolated_root)
+    edited = write_suite(suite.parent, command=command, inputs=EDITED)
+    refused = run_process("import", public, "--suite", edited, root=_isolated_root)
+    assert refused.returncode == 3
+    assert "case 'charging-bays': cannot tell which input its calls were taken with" in (
+        refused.stderr
+    )
+    assert "Traceback" not in refused.stderr
+    assert not (_isolated_root / "runs").exists()
+
+
+def test_an_imported_input_is_redacted_in_the_run_record(rag, _isolated_root):
+    suite, public = rag
+    base, _ = write_capture(public, COMMAND)
+    redacting = write_suite(suite.parent, redact=["sourdough"])
+    imported = run_process("import", public, "--suite", redacting, root=_isolated_root)
+    assert imported.returncode == 0, imported.stderr
+    cases = {c["case_id"]: c for c in _run_record(_isolated_root, base)["cases"]}
+    assert cases["refuses-off-domain"]["input"] == "How much flour goes into a [REDACTED] loaf?"
+    leaks = [p for p in _isolated_root.rglob("*") if p.is_file() and b"sourdough" in p.read_bytes()]
+    assert leaks == []
+
+
 def test_second_import_adds_nothing(cli, rag, _isolated_root):
     suite, public = rag
     base, cand = write_capture(public, COMMAND)
@@ -106,7 +171,7 @@ def test_second_import_adds_nothing(cli, rag, _isolated_root):
     assert again.code == 0
     assert "imported 0 run(s)" in again.out
     assert f"already imported, left alone: {base}, {cand}" in again.out
-    assert sorted(p.name for p in (_isolated_root / "runs" / SUITE).iterdir()) == [
+    assert sorted(p.name for p in (_isolated_root / "runs" / SUITE).glob("*.json")) == [
         f"{base}.json",
         f"{cand}.json",
     ]
@@ -235,6 +300,22 @@ def _outcome_disagrees(public: Path) -> None:
     path.write_bytes(orjson.dumps(data))
 
 
+def _argv_edited(public: Path) -> None:
+    base = write_run(public, BASE_TIME, command=COMMAND)
+    path = public / "runs" / base / "cases" / "charging-bays" / "1.json"
+    call = orjson.loads(path.read_bytes())
+    call["argv"] = ["rag", "ask"]
+    path.write_bytes(orjson.dumps(call))
+
+
+def _argv_disagrees(public: Path) -> None:
+    base = write_run(public, BASE_TIME, command=COMMAND)
+    path = public / "runs" / base / "cases" / "charging-bays" / "2.json"
+    call = orjson.loads(path.read_bytes())
+    call["argv"][-1] = "How many bays for three shifts?"
+    path.write_bytes(orjson.dumps(call))
+
+
 def _other_suite(public: Path) -> None:
     write_run(public, BASE_TIME, command=COMMAND, suite="quickstart")
 
@@ -253,6 +334,10 @@ def _other_suite(public: Path) -> None:
         pytest.param(_pointer_to_nowhere, "which is not under runs/", id="pointer"),
         pytest.param(_stray_repeat, "stray file '0 copy.json'", id="stray-repeat"),
         pytest.param(_other_suite, "holds runs of quickstart", id="other-suite"),
+        pytest.param(_argv_edited, "their argv do not fit the command template", id="argv"),
+        pytest.param(
+            _argv_disagrees, "their argv hold different inputs for the command", id="inputs"
+        ),
         pytest.param(
             _outcome_disagrees, "'ok' in run.json but 0/3 of its repeats are ok", id="outcome"
         ),

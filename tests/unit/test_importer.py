@@ -159,7 +159,7 @@ def test_the_public_baseline_keeps_its_time(tmp_path, _isolated_root):
     store, result = _import(tmp_path, _isolated_root)
     pointer = store.baseline(SUITE)
     assert (pointer.run_id, pointer.set_at) == (base, "2026-09-03T01:48:17.403450Z")
-    assert f"!/runs/{SUITE}/{base}.json" in (_isolated_root / ".gitignore").read_text()
+    assert (_isolated_root / "runs" / SUITE / ".gitignore").read_text() == f"!/{base}.json\n"
 
 
 def test_cases_the_suite_lacks_are_left_out_with_a_warning(tmp_path, _isolated_root):

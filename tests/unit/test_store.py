@@ -6,9 +6,9 @@ A stateful test runs random writes, reads and interrupted writes against an in-m
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -231,45 +231,16 @@ def test_writes_outside_the_root_are_refused(store: Store, tmp_path: Path) -> No
 # --- .gitignore ----------------------------------------------------------------------------
 
 
-def _rules(text: str) -> list[tuple[bool, bool, bool, str]]:
-    """(negated, anchored, directory_only, pattern) per line of a .gitignore."""
-    out = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        negated = line.startswith("!")
-        line = line.removeprefix("!")
-        directory_only = line.endswith("/")
-        line = line.rstrip("/")
-        anchored = "/" in line
-        out.append((negated, anchored, directory_only, line.lstrip("/")))
-    return out
-
-
-def _matches(pattern: str, anchored: bool, path: str) -> bool:
-    if not anchored:
-        return fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern)
-    pattern_parts, path_parts = pattern.split("/"), path.split("/")
-    return len(pattern_parts) == len(path_parts) and all(
-        fnmatch.fnmatchcase(p, q) for p, q in zip(path_parts, pattern_parts, strict=True)
-    )
-
-
 def ignored(store: Store, rel: str) -> bool:
-    """Whether git would ignore the file `rel` under the root (last match wins; nothing under
-    an ignored directory can be re-included)."""
-    rules = _rules((store.root / ".gitignore").read_text(encoding="utf-8"))
-    parts = rel.split("/")
-    for depth in range(1, len(parts) + 1):
-        path, is_dir = "/".join(parts[:depth]), depth < len(parts)
-        verdict = False
-        for negated, anchored, directory_only, pattern in rules:
-            if (is_dir or not directory_only) and _matches(pattern, anchored, path):
-                verdict = not negated
-        if verdict:
-            return True
-    return False
+    """Whether git ignores the file `rel` under the root, as git itself reads the store's
+    .gitignore files (the root's and those under it), in a repository made around the root."""
+    if not (store.root / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(store.root)], check=True)
+    done = subprocess.run(
+        ["git", "-C", str(store.root), "check-ignore", "-q", "--no-index", rel], check=False
+    )
+    assert done.returncode in (0, 1), rel
+    return done.returncode == 0
 
 
 def test_gitignore_ignores_what_is_disposable(store: Store) -> None:

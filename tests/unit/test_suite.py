@@ -466,7 +466,8 @@ def test_cases_suite_of_an_empty_file_says_so(tmp_path: Path) -> None:
 
     error = load_error_with(path, EndpointFlags(base_url="http://h/v1", model="m"), cases=True)
 
-    assert error.details == [f"{path}: no cases in the file"]
+    (detail,) = error.details
+    assert detail.startswith(f"{path}: no cases in the file: add one JSON object per line")
 
 
 def test_cases_suite_refuses_a_file_name_that_is_no_suite_name(tmp_path: Path) -> None:
