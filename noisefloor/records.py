@@ -262,9 +262,11 @@ class CaseBand(_Record):
     scorers: list[ScorerBand]
 
     @property
-    def ok(self) -> int:
-        """Repeats that produced a valid result."""
-        return self.outcomes.get("ok", 0)
+    def answered(self) -> int:
+        """Repeats the target answered: a valid result, or an answer cut short (a finish reason
+        not accepted, such as `length`), which the scorers count as a fail: the model failed,
+        the target did not (research/quarantine-lane.md)."""
+        return self.outcomes.get("ok", 0) + self.outcomes.get("error:finish", 0)
 
     @property
     def infra(self) -> int:

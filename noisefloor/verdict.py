@@ -131,8 +131,9 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
     """The case-level verdict every rule shares (added, removed, broken, fixed).
 
     Returns None when the case must be judged scorer by scorer. Cases are joined by id: an
-    edited input is compared like any other case. Broken means the candidate lost valid
-    results the baseline had; no valid result on either side loses nothing (`unchanged`).
+    edited input is compared like any other case. Broken means the candidate lost the answers
+    the baseline had; no answer on either side loses nothing (`unchanged`). An answer cut short
+    (`finish:length`) is an answer that failed: its scorers judge it, not this frame.
     """
     if base is None and cand is None:
         raise ValueError("a case needs at least one side")
@@ -143,7 +144,7 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
                 "verdict": Verdict.INCONCLUSIVE,
                 "reason": "every repeat hit an infrastructure error",
             }
-        if cand.ok == 0:
+        if cand.answered == 0:
             return {
                 "verdict": Verdict.BROKEN,
                 "reason": f"new case, and no repeat produced a valid result ({_outcomes(cand)})",
@@ -157,15 +158,15 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
             "verdict": Verdict.INCONCLUSIVE,
             "reason": f"every {lost} repeat hit an infrastructure error",
         }
-    if cand.ok == 0 and base.ok == 0:
+    if cand.answered == 0 and base.answered == 0:
         return {
             "verdict": Verdict.UNCHANGED,
             "reason": "no valid result on either side: the target failed in the baseline "
             f"({_outcomes(base)}) and in the candidate ({_outcomes(cand)})",
         }
-    if cand.ok == 0:
+    if cand.answered == 0:
         return {"verdict": Verdict.BROKEN, "reason": f"every repeat failed: {_outcomes(cand)}"}
-    if base.ok == 0:
+    if base.answered == 0:
         return {
             "verdict": Verdict.FIXED,
             "reason": f"the baseline never produced a valid result ({_outcomes(base)})",

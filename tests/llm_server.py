@@ -1,7 +1,8 @@
 """A stand-in for an OpenAI-compatible chat-completions server, on loopback, with scripted faults.
 
 A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
-`[finish:null]`, `[status:404]` (every time) or `[status:408:1]` (the first time only).
+`[finish:null]`, `[status:404]` (every time), `[status:408:1]` (the first time only) or
+`[length:3]` (answers cut at `max_tokens` after the first three).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class _Handler(LoopbackHandler):
             content = json.dumps({"answer": _SAMPLES[count % len(_SAMPLES)]})
         if "fenced" in marks:
             content = f"```json\n{content}\n```"
-        if "length" in marks:
+        if "length" in marks and count > int(marks["length"] or 0):
             content, finish = content[: len(content) // 2], "length"
         if "pass" in marks:
             passes, period = (int(part) for part in marks["pass"].split("/"))

@@ -265,10 +265,11 @@ def test_a_length_finish_is_a_failure_with_its_reason(cli, tmp_path, server, _is
     cases = [paris_case("steady"), paris_case("cut", f"{CAPITAL} [length]")]
     suite = http_suite(tmp_path, server.base_url, cases)
     result = cli("check", suite, "--jobs", "4", "--format", "json")
-    # every repeat of `cut` is a model failure: the case is broken, exit 2
-    assert result.code == 2, result.out
+    # every repeat of `cut` is a model failure, not a target that no longer answers: its scorers
+    # fail it (a later truncation regresses it: test_endpoint_failures.py), and it is adopted
+    assert result.code == 0, result.out
     cut = by_case(result.json())["cut"]
-    assert cut["verdict"] == "broken"
+    assert cut["verdict"] == "added"
     for scorer in cut["scorers"]:
         numbers = scorer["candidate"]
         assert (numbers["k"], numbers["n"]) == (0, 3)
@@ -294,11 +295,13 @@ def test_accept_finish_passes_an_agent_s_tool_calls_and_a_null_reason_on_to_the_
     ]
     suite = http_suite(tmp_path, server.base_url, cases, accept_finish=["stop", "tool_calls"])
     result = cli("check", suite, "--jobs", "4", "--format", "json")
-    assert result.code == 2, result.out
+    assert result.code == 0, result.out
     cases_seen = by_case(result.json())
     assert cases_seen["agent"]["verdict"] == "added"
     assert cases_seen["silent"]["verdict"] == "added"
-    assert cases_seen["filtered"]["verdict"] == "broken"
+    # a filtered answer is the model's failure: its scorers fail it, the target still answers
+    assert cases_seen["filtered"]["verdict"] == "added"
+    assert {s["candidate"]["k"] for s in cases_seen["filtered"]["scorers"]} == {0}
     rows = {r["case_id"]: r for r in ledger_rows(_isolated_root)}
     assert rows["agent"]["status"] == "pass" and rows["agent"]["finish_reason"] == "tool_calls"
     assert rows["silent"]["status"] == "pass" and rows["silent"]["finish_reason"] is None

@@ -1,0 +1,87 @@
+"""End-to-end through the real CLI, as a real process, against a loopback endpoint: what the gate
+says when the endpoint fails (down, rate-limited for too long) or the model fails (answers cut
+at `max_tokens`): never green when nothing was measured, never `broken` for a model's failure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from tests.llm_server import LlmServer
+
+MODEL = "nf-test-model"
+#: The loopback server answers {"answer": <the last word>}: here "Paris".
+CAPITAL = "Name the capital of France in one word: Paris"
+
+
+def nf(*args: str | Path, root: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m noisefloor ARGS...` as a real process, so the exit status is the process's."""
+    return subprocess.run(
+        [sys.executable, "-m", "noisefloor", *map(str, args)],
+        env={**os.environ, "NOISEFLOOR_ROOT": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def endpoint_suite(directory: Path, base_url: str, prompts: dict[str, str], **http: Any) -> Path:
+    """A suite of one Paris case per prompt against the endpoint at `base_url`."""
+    doc = {
+        "name": "endpoint",
+        "target": {"http": {"base_url": base_url, "model": MODEL, **http}},
+        "defaults": {"repeats": 3},
+        "cases": [
+            {
+                "id": case_id,
+                "input": prompt,
+                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}],
+            }
+            for case_id, prompt in prompts.items()
+        ],
+    }
+    path = directory / "suite.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {case["case_id"]: case for case in report["cases"]}
+
+
+def test_answers_cut_at_max_tokens_regress_the_case_and_quote_the_finish_reason(
+    tmp_path, _isolated_root
+):
+    # the first five answers are whole, every later one is cut at max_tokens
+    prompts = {"cut": f"{CAPITAL} [length:5]", "steady": CAPITAL}
+    with LlmServer() as server:
+        suite = endpoint_suite(tmp_path, server.base_url, prompts)
+        first = nf("check", suite, "--repeats", "5", root=_isolated_root)
+        assert first.returncode == 0, first.stderr
+        swapped = nf(
+            "check", suite, "--repeats", "5", "--fresh", "--format", "json", root=_isolated_root
+        )
+        terminal = nf("diff", root=_isolated_root)
+
+    # the model failed, not the target: regressed (exit 1), never broken (exit 2)
+    assert swapped.returncode == 1, swapped.stdout + swapped.stderr
+    report = orjson.loads(swapped.stdout)
+    cut = by_case(report)["cut"]
+    assert cut["verdict"] == "regressed", cut
+    (scorer,) = cut["scorers"]
+    assert (scorer["baseline"]["k"], scorer["baseline"]["n"]) == (5, 5)
+    assert (scorer["candidate"]["k"], scorer["candidate"]["n"]) == (0, 5)
+    assert scorer["candidate"]["infra_errors"] == 0
+    assert any("finish:length" in detail for detail in scorer["candidate"]["details"])
+    assert by_case(report)["steady"]["verdict"] == "unchanged"
+    assert terminal.returncode == 1
+    assert "REGRESSED  cut" in terminal.stdout
+    assert "finish:length" in terminal.stdout
