@@ -10,7 +10,7 @@ from typing import Any
 from noisefloor.errors import ExitCode
 from noisefloor.report.model import Report, ScorerReport
 from noisefloor.settings import RuleSettings
-from noisefloor.verdict import Verdict, sort_cases
+from noisefloor.verdict import Verdict, quarantine_lane, sort_cases
 
 __all__ = ["exit_code_for", "finished_report"]
 
@@ -37,8 +37,12 @@ def _scorer_errors(scorer: ScorerReport) -> int:
 def finished_report(
     report: dict[str, Any], settings: RuleSettings, continue_on_scorer_error: bool
 ) -> Report:
-    """The report model from its parts: cases worst first, counts, scorer errors, exit code."""
+    """The report model from its parts: cases worst first, each marked where its repeats
+    disagree within a side (the quarantine lane, which never moves the exit code), counts,
+    scorer errors, exit code."""
     cases = sort_cases(report["cases"])
+    for case in cases:
+        case.quarantine = quarantine_lane(case)
     counts = Counter(c.verdict.value for c in cases)
     scorer_errors = sum(_scorer_errors(s) for c in cases for s in c.scorers)
     warnings = report.setdefault("warnings", [])

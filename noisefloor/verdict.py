@@ -21,6 +21,7 @@ __all__ = [
     "Verdict",
     "case_frame",
     "label_order",
+    "quarantine_lane",
     "scorer_pairs",
     "side",
     "sort_cases",
@@ -172,6 +173,21 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
             "reason": f"the baseline never produced a valid result ({_outcomes(base)})",
         }
     return None
+
+
+def quarantine_lane(case: CaseReport) -> dict[str, str] | None:
+    """The quarantine lane of research/quarantine-lane.md as information, under every rule: each
+    scorer whose repeats disagree (pass and fail) within one side, with those sides' counts."""
+    lane = {}
+    for scorer in case.scorers:
+        disagree = [
+            f"{name} {numbers.k}/{numbers.n}"
+            for name, numbers in (("baseline", scorer.baseline), ("candidate", scorer.candidate))
+            if numbers.k is not None and numbers.n is not None and 0 < numbers.k < numbers.n
+        ]
+        if disagree:
+            lane[scorer.key] = ", ".join(disagree)
+    return lane or None
 
 
 def suite_summary(cases: list[CaseReport], settings: RuleSettings) -> SuiteSummary:

@@ -273,6 +273,8 @@ def _case(case: CaseReport, body: list[str]) -> list[str]:
     tags = ""
     if case.flaky:
         tags = " [flaky: " + ", ".join(f"{k} {v:.2f}" for k, v in case.flaky.items()) + "]"
+    if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
+        tags += " [quarantine: " + "; ".join(f"{k} {v}" for k, v in case.quarantine.items()) + "]"
     return [
         f'<section class="case case-{_e(case.verdict)}" id="case-{_e(case.case_id)}" '
         f'data-case="{_e(case.case_id)}" data-verdict="{_e(case.verdict)}">',

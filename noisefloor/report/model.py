@@ -150,6 +150,10 @@ class CaseReport(Part):
     valid: ValidCounts | None = None
     flaky: dict[str, float] | None = None
     """Rule exact: scorers whose baseline pass rate lies strictly between 0 and 1."""
+    quarantine: dict[str, str] | None = None
+    """Every rule: the scorers whose repeats disagree (pass and fail) within one side, with the
+    pass counts of the sides that disagree. The quarantine lane, as information: under rules
+    exact and band it never changes the verdict."""
     errors_test: ErrorsTest | None = None
     input_changed: InputChange | None = None
     sequential: Sequential | None = None

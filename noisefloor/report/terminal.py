@@ -97,6 +97,8 @@ def render(report: Report) -> str:
         mark = _MARK.get(case.verdict, case.verdict)
         flaky = case.flaky
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
+        if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
+            tag += f"  [quarantine: {'; '.join(f'{k} {v}' for k, v in case.quarantine.items())}]"
         repeats = repeats_tag(case)
         repeats = f"  {repeats}" if repeats else ""
         lines.append(f"  {mark:>12}  {case.case_id}  {case.reason}{tag}{repeats}")

@@ -509,7 +509,11 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
     suite = http_suite(tmp_path, server.base_url, repeats=5, cases_file=write_cases(tmp_path, rows))
     record_both(cli, suite, "--jobs", "4")
 
-    result = cli("compare", "--baseline", "first", "--current", "second", "--format", "json")
+    # the design's table is rule wilson (compare judges as check does by default)
+    wilson = ("--rule", "wilson")
+    result = cli(
+        "compare", "--baseline", "first", "--current", "second", *wilson, "--format", "json"
+    )
     assert result.code == 1, result.out
     report = result.json()
     assert report["rule"] == "wilson"
@@ -529,7 +533,7 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
     capital = table["capital_word"]["scorers"][0]
     assert (capital["baseline"]["k"], capital["candidate"]["k"]) == (4, 4)
 
-    terminal = cli("compare", "--baseline", "first", "--current", "second")
+    terminal = cli("compare", "--baseline", "first", "--current", "second", *wilson)
     assert terminal.code == 1
     assert "REGRESSED  refusal_boundary" in terminal.out
     assert "quarantine  capital_word" in terminal.out
@@ -560,7 +564,10 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
     # concurrent calls interleave; sequential calls make it exactly repeat 0.
     record_both(cli, suite, "--jobs", "1")
 
-    result = cli("compare", "--baseline", "first", "--current", "second", "--format", "json")
+    wilson = ("--rule", "wilson")
+    result = cli(
+        "compare", "--baseline", "first", "--current", "second", *wilson, "--format", "json"
+    )
     assert result.code == 0, result.out
     table = by_case(result.json())
     assert {case_id: case["verdict"] for case_id, case in table.items()} == {
@@ -587,6 +594,7 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
         "second",
         "--min-valid",
         "6",
+        *wilson,
         "--format",
         "json",
     )

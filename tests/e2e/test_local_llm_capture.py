@@ -200,7 +200,9 @@ def test_json_report_names_both_labelled_runs(cli: Cli) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_compare_first_with_second(cli: Cli, fmt: str) -> None:
-    code, out, _ = cli("compare", "--baseline", "first", "--current", "second", "--format", fmt)
+    # the design's table is rule wilson; compare judges as check does by default
+    args = ("compare", "--baseline", "first", "--current", "second", "--rule", "wilson")
+    code, out, _ = cli(*args, "--format", fmt)
     assert code == 0, out
     if fmt == "json":
         report = json.loads(out)
