@@ -5,14 +5,26 @@ exit code, and the finished report that carries it.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from noisefloor.errors import ExitCode
-from noisefloor.report.model import Report, ScorerReport
+from noisefloor.report.model import CaseReport, Report, ScorerReport
 from noisefloor.settings import RuleSettings
 from noisefloor.verdict import Verdict, quarantine_lane, sort_cases
 
-__all__ = ["exit_code_for", "finished_report"]
+if TYPE_CHECKING:
+    from noisefloor.records import CaseBand
+
+__all__ = [
+    "Measured",
+    "exit_code_for",
+    "finished_report",
+    "measured_bands",
+    "measured_cases",
+    "unmeasured_cause",
+]
 
 
 def exit_code_for(
@@ -63,3 +75,63 @@ def finished_report(
         code = exit_code_for({Verdict.REGRESSED: 1}, strict=False)
     report.update(cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code))
     return Report(**report)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one case's candidate repeats gave: valid ones, and ones lost to the infrastructure."""
+
+    case_id: str
+    valid: int
+    infra: int
+    first_error: str = ""
+    """The first infrastructure error, as its sample says it (`infra: ...`)."""
+
+
+def _infra_error(details: Sequence[str] | None) -> str:
+    return next((d for d in details or [] if d.startswith(("infra:", "config:"))), "")
+
+
+def measured_cases(cases: Sequence[CaseReport]) -> list[Measured]:
+    """Each compared case's candidate repeats, as its first scorer counted them (an
+    infrastructure error loses the repeat for every scorer alike)."""
+    out = []
+    for case in cases:
+        side = next((s.candidate for s in case.scorers if not s.candidate.empty), None)
+        if side is None or side.n is None:
+            continue
+        valid = side.n + (side.scorer_errors or 0)
+        out.append(
+            Measured(case.case_id, valid, side.infra_errors or 0, _infra_error(side.details))
+        )
+    return out
+
+
+def measured_bands(bands: Sequence[CaseBand]) -> list[Measured]:
+    """Each case's repeats in a run's bands."""
+    return [
+        Measured(b.case_id, b.valid, b.infra, _infra_error(b.errors)) for b in bands if b.repeats
+    ]
+
+
+def unmeasured_cause(measured: Sequence[Measured], min_valid: int) -> str | None:
+    """Why a check or a record measured nothing it can stand on, in one line; None when it did.
+
+    A case is unmeasured when infrastructure errors (after the target's retries) left it fewer
+    valid repeats than `min_valid` (or than it took, when it took fewer): such a run exits 3,
+    never 0, since a green result would rest on nothing (research/quarantine-lane.md: invalid
+    repeats alert the owner and blame no one).
+    """
+    short = [m for m in measured if m.infra and m.valid < min(min_valid, m.valid + m.infra)]
+    if not short:
+        return None
+    failed = sum(m.infra for m in measured)
+    total = sum(m.valid + m.infra for m in measured)
+    ids = [m.case_id for m in short]
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    first = next((m.first_error for m in short if m.first_error), "infra: unknown")
+    return (
+        f"{failed} of {total} calls failed on the infrastructure ({first}), leaving "
+        f"{len(short)} case(s) with fewer valid repeats than {min_valid}: {shown}; every sample "
+        "taken is kept: run it again once the endpoint answers"
+    )

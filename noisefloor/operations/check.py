@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
-from noisefloor.errors import BaselineMissing, UsageError
-from noisefloor.exit_policy import finished_report
+from noisefloor.errors import BaselineMissing, ExitCode, UsageError
+from noisefloor.exit_policy import finished_report, measured_cases, unmeasured_cause
 from noisefloor.indexing import index_run
 from noisefloor.operations.run import RunOptions, RunResult, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
@@ -161,8 +161,11 @@ def check_suite(
     design = design or Design()
     if pointer is None:
         result = run_suite(store, suite, opts, built)
-        report = adoption_report(
-            result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+        report = _measured(
+            adoption_report(
+                result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+            ),
+            settings,
         )
         if not report.adopted:
             return report
@@ -214,6 +217,15 @@ def check_suite(
         report.warnings.append(change.message(shown_path(suite.path)))
     index_run(store, run)
     report.calls = run.calls
+    return _measured(report, settings)
+
+
+def _measured(report: Report, settings: RuleSettings) -> Report:
+    """The report, exiting 3 when infrastructure errors left a case too few valid repeats: a
+    check that measured nothing is never green (and whatever it sampled stays stored)."""
+    report.unmeasured = unmeasured_cause(measured_cases(report.cases), settings.min_valid)
+    if report.unmeasured:
+        report.exit_code = int(ExitCode.HARNESS)
     return report
 
 

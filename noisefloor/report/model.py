@@ -137,7 +137,8 @@ class Sequential(Part):
     verdict_repeats: int
     """Candidate repeats the verdict rests on: the screen's, or only the confirmation's."""
     stopped: str = ""
-    """`same` (the baseline's own version), `clear`, `decided`, `cap` or `budget`."""
+    """`same` (the baseline's own version), `clear`, `decided`, `cap`, `budget` or
+    `unmeasured` (no valid candidate repeat)."""
 
 
 class CaseReport(Part):
@@ -356,6 +357,9 @@ class Report(Part):
     suite_summary: SuiteSummary | None = None
     target_change: TargetChange | None = None
     sequential: SequentialSummary | None = None
+    unmeasured: str | None = None
+    """Why the check measured too little to stand on, in one line (its exit code is then 3):
+    infrastructure errors left a case fewer valid candidate repeats than `min_valid`."""
 
     def dump(self) -> dict[str, Any]:
         """The JSON report: the keys that were set, and always the version."""

@@ -115,6 +115,8 @@ def render(report: Report) -> str:
                 lines.append(f"  {'':>12}      {example}")
     for warning in report.warnings:
         lines.append(f"warning: {warning}")
+    if report.unmeasured:
+        lines.append(f"error: {report.unmeasured}")
     lines.append(f"exit {report.exit_code}")
     return "\n".join(lines) + "\n"
 

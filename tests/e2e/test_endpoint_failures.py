@@ -85,3 +85,58 @@ def test_answers_cut_at_max_tokens_regress_the_case_and_quote_the_finish_reason(
     assert terminal.returncode == 1
     assert "REGRESSED  cut" in terminal.stdout
     assert "finish:length" in terminal.stdout
+
+
+def test_a_check_or_record_against_a_dead_endpoint_exits_3_and_keeps_what_it_took(
+    tmp_path, _isolated_root
+):
+    prompts = {"first": CAPITAL, "second": f"{CAPITAL} again: Paris"}
+    with LlmServer() as server:
+        suite = endpoint_suite(tmp_path, server.base_url, prompts, max_retries=1)
+        baseline = nf("check", suite, root=_isolated_root)
+        assert baseline.returncode == 0, baseline.stderr
+        host = server.base_url.split("/")[2]
+    # the endpoint is gone: every call is refused
+    down = nf("check", suite, "--fresh", "--format", "json", root=_isolated_root)
+    record = nf("record", suite, "--label", "down", "--fresh", root=_isolated_root)
+
+    assert down.returncode == 3, down.stdout + down.stderr
+    (line,) = [line for line in down.stderr.splitlines() if line.startswith("error:")]
+    assert "6 of 6 calls failed on the infrastructure" in line
+    assert host in line and "after 2 attempts" in line
+    assert "fewer valid repeats than 3: first, second" in line
+    report = orjson.loads(down.stdout)
+    assert report["exit_code"] == 3 and report["unmeasured"] == line.removeprefix("error: ")
+    for case in report["cases"]:
+        assert case["verdict"] == "inconclusive"
+        assert case["sequential"]["stopped"] == "unmeasured"  # never `clear`
+    # nothing is lost: the run and each sample it took are stored
+    runs = [orjson.loads(p.read_bytes()) for p in (_isolated_root / "runs").rglob("*.json")]
+    assert report["candidate"] in {run["run_id"] for run in runs}
+    outcomes = [
+        orjson.loads(p.read_bytes())["outcome"]
+        for p in (_isolated_root / "samples").rglob("r*.json")
+    ]
+    assert outcomes.count("error:infra") == 6 * 2 and outcomes.count("ok") == 6
+
+    assert record.returncode == 3, record.stdout + record.stderr
+    assert "6 of 6 calls failed on the infrastructure" in record.stderr
+    assert "Traceback" not in down.stderr + record.stderr
+
+
+def test_a_retry_after_past_the_limit_ends_the_call_as_an_infrastructure_error(
+    tmp_path, _isolated_root
+):
+    # a daily quota: waiting it out would stall the run for an hour
+    with LlmServer(retry_after="3600") as server:
+        suite = endpoint_suite(tmp_path, server.base_url, {"quota": f"{CAPITAL} [429:1000]"})
+        result = nf(
+            "run", suite, "--repeats", "1", "--format", "json", root=_isolated_root, timeout=60
+        )
+        assert len(server.requests) == 1
+
+    samples = [orjson.loads(p.read_bytes()) for p in (_isolated_root / "samples").rglob("r*.json")]
+    assert [s["outcome"] for s in samples] == ["error:infra"]
+    assert "Retry-After of 3600 s is too long to wait" in samples[0]["error"]
+    assert result.returncode == 3, result.stdout
+    assert "Retry-After of 3600 s is too long to wait" in result.stderr
