@@ -133,5 +133,6 @@ def unmeasured_cause(measured: Sequence[Measured], min_valid: int) -> str | None
     return (
         f"{failed} of {total} calls failed on the infrastructure ({first}), leaving "
         f"{len(short)} case(s) with fewer valid repeats than {min_valid}: {shown}; every sample "
-        "taken is kept: run it again once the endpoint answers"
+        "taken is kept: run it again once the endpoint answers (it takes only the repeats "
+        "it lacks)"
     )

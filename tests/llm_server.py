@@ -149,9 +149,9 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
 
     def __init__(
-        self, *, delay_s: float, served_model: str | None, retry_after: str | None
+        self, *, delay_s: float, served_model: str | None, retry_after: str | None, port: int
     ) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", port), _Handler)
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
@@ -181,6 +181,7 @@ class LlmServer(LoopbackServer[_Server]):
         served_model: str | None = None,
         retry_after: str | None = "0",
         tls: ssl.SSLContext | None = None,
+        port: int = 0,
     ) -> None:
         """Configure the server; it starts on entering the `with` block.
 
@@ -189,15 +190,20 @@ class LlmServer(LoopbackServer[_Server]):
             served_model: The `model` reported in answers (default: the requested one).
             retry_after: The `Retry-After` header of a 429, or None for none.
             tls: Serve HTTPS with this server context (its certificate must name 127.0.0.1).
+            port: The port to listen on (0: a free one), e.g. an earlier server's, to come back.
         """
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
+        self._port = port
         super().__init__(tls)
 
     def make_server(self) -> _Server:
         return _Server(
-            delay_s=self.delay_s, served_model=self.served_model, retry_after=self.retry_after
+            delay_s=self.delay_s,
+            served_model=self.served_model,
+            retry_after=self.retry_after,
+            port=self._port,
         )
 
     @property

@@ -4,6 +4,7 @@ and scoring the run into bands. `record` is a run under a label.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, WrittenListeners, pending_samples, take_samples
-from noisefloor.store import Store, short_hash, utc_now
+from noisefloor.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
 from noisefloor.suite import Case, Suite
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
@@ -186,7 +187,7 @@ class RunSession:
         if self.prior is not None:
             held = {c.case_id: c for c in self.prior.cases}
             cases = [_after_held(c, held.get(c.case_id)) for c in cases]
-        return cases
+        return [_past_lost(self.store, c) for c in cases]
 
     def pending(self, cases: list[CaseRecord]) -> list[Pending]:
         """The samples of `cases` not on disk yet."""
@@ -293,8 +294,14 @@ def run_suite(
     """
     with run_session(store, suite, opts, built) as session:
         cases = session.cases()
+        taken = session.missing(cases)
         session.take(cases)
-        run = session.finish(cases)
+        # repeats the infrastructure lost are taken again, into new slots, while that gains
+        # valid ones: an endpoint that is down loses every retake, and is not called again
+        while 0 < (lost := session.missing(again := session.cases())) < taken:
+            cases, taken = again, lost
+            session.take(cases)
+        run = session.finish(again if lost == 0 else cases)
     if not score:
         return RunResult(run=run, bands={}, stats=EngineStats(), pending=session.taken)
     bands, stats = bands_of(store, suite.name, cases)
@@ -327,6 +334,22 @@ def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunReco
             "or pass --replace to start the label over",
         )
     return prior
+
+
+def _past_lost(store: Store, case: CaseRecord) -> CaseRecord:
+    """A case whose repeats reach past those of its own that the infrastructure lost (kept on
+    disk, never counted): as many valid or missing ones as it asks for. A run after an outage
+    so takes only the repeats it lacks, into new files: a sample file never changes."""
+    directory = store.abs_str(case.sample_dir)
+    if not os.path.exists(os.path.join(directory, LOST_MARK)):
+        return case
+    end, wanted = case.first_repeat, case.repeats - case.first_repeat
+    while wanted:
+        file = os.path.join(directory, f"r{end}.json")
+        if not (has_sample(file) and lost_to_infra(file)):
+            wanted -= 1
+        end += 1
+    return case if end == case.repeats else case.model_copy(update={"repeats": end})
 
 
 def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:

@@ -123,6 +123,41 @@ def test_a_check_or_record_against_a_dead_endpoint_exits_3_and_keeps_what_it_too
     assert "6 of 6 calls failed on the infrastructure" in record.stderr
     assert "Traceback" not in down.stderr + record.stderr
 
+    # the endpoint is back: the next check takes only the repeats the outage lost, in new files
+    with LlmServer(port=int(host.rsplit(":", 1)[1])) as server:
+        back = nf("check", suite, "--format", "json", root=_isolated_root)
+        assert len(server.requests) == 6
+    assert back.returncode == 0, back.stdout + back.stderr
+    report = orjson.loads(back.stdout)
+    assert report["calls"] == 6
+    for case in report["cases"]:
+        assert case["verdict"] == "unchanged", case
+        (scorer,) = case["scorers"]
+        # the lost repeats are counted, never judged
+        assert (scorer["candidate"]["k"], scorer["candidate"]["n"]) == (3, 3)
+        assert scorer["candidate"]["infra_errors"] == 3
+    after = [orjson.loads(p.read_bytes()) for p in (_isolated_root / "samples").rglob("r*.json")]
+    assert len(after) == len(outcomes) + 6  # every earlier sample is still there
+
+
+def test_repeats_lost_to_the_infrastructure_are_taken_again_and_counted(tmp_path, _isolated_root):
+    # the prompt's first two requests fail; without retries, two repeats are lost
+    with LlmServer() as server:
+        suite = endpoint_suite(
+            tmp_path, server.base_url, {"flaky": f"{CAPITAL} [500:2]"}, max_retries=0
+        )
+        result = nf(
+            "run", suite, "--jobs", "1", "--format", "json", "--set-baseline", root=_isolated_root
+        )
+        assert len(server.requests) == 5
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = orjson.loads(result.stdout)
+    assert summary["calls"] == 5
+    ((case,),) = [summary["run"]["cases"]]
+    assert case["repeats"] == 5  # three valid repeats, after the two the outage lost
+    (scorer,) = summary["cases"][0]["scorers"]
+    assert (scorer["side"]["k"], scorer["side"]["n"], scorer["side"]["infra_errors"]) == (3, 3, 2)
+
 
 def test_a_retry_after_past_the_limit_ends_the_call_as_an_infrastructure_error(
     tmp_path, _isolated_root
