@@ -132,12 +132,20 @@ def _values_at(inp: ScoreInput, path: str) -> list[Any] | _Problem:
     return list(found) if isinstance(found, list) else [found]
 
 
+def _unmatched(path: str) -> str:
+    """The detail of a path that found nothing in an output: never worded as a wrong answer, so
+    that a typo in a path (`anwser`) shows for what it is."""
+    return f"path {path!r} matched nothing"
+
+
 def _haystack(inp: ScoreInput, path: str | None) -> str | _Problem:
     if path is None:
         return inp.text
     values = _values_at(inp, path)
     if isinstance(values, _Problem):
         return values
+    if not values:
+        return _Problem(_unmatched(path))
     return "\n".join(v if isinstance(v, str) else _compact(v) for v in values)
 
 
@@ -180,7 +188,7 @@ def _one_value(inp: ScoreInput, path: str) -> Any | _Problem:
     if isinstance(values, _Problem):
         return values
     if len(values) != 1:
-        return _Problem(f"nothing at {path}" if not values else f"{len(values)} values at {path}")
+        return _Problem(_unmatched(path) if not values else f"{len(values)} values at {path}")
     return values[0]
 
 
@@ -338,6 +346,8 @@ def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
 def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
     """Passes when the needle is absent from the output (or from the values at `path`)."""
     haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem) and p.path is not None and haystack == _unmatched(p.path):
+        return _binary(True, f"no {p.needle!r}: {haystack}")
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
     if _find(p.needle, haystack, p.case_sensitive):
@@ -396,7 +406,7 @@ def json_path_subset(inp: ScoreInput, p: JsonPathSubsetParams) -> ScoreResult:
     if isinstance(values, _Problem):
         return _binary(False, values)
     if not values:
-        return _binary(True, "nothing extracted")
+        return _binary(True, f"nothing extracted: {_unmatched(p.path)}")
     stray = [v for v in values if not any(_same(v, a) for a in p.allowed)]
     if stray:
         return _binary(False, "not allowed: " + ", ".join(_render(v) for v in stray))
@@ -415,7 +425,8 @@ def json_path_number(inp: ScoreInput, p: JsonPathNumberParams) -> ScoreResult:
         if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
     ]
     if not numbers:
-        return ScoreResult(value=None, passed=False, detail=f"no number at {p.path}")
+        detail = _unmatched(p.path) if not values else f"no number at {p.path}"
+        return ScoreResult(value=None, passed=False, detail=detail)
     value = _AGGREGATES[p.aggregate](numbers)
     if p.min is not None and value < p.min:
         return ScoreResult(value=value, passed=False, detail=f"{value:g} below min {p.min:g}")

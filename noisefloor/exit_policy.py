@@ -46,12 +46,40 @@ def _scorer_errors(scorer: ScorerReport) -> int:
     return (scorer.baseline.scorer_errors or 0) + (scorer.candidate.scorer_errors or 0)
 
 
+def _never_passing(cases: Sequence[CaseReport], adopted: bool) -> list[tuple[bool, str]]:
+    """A warning per scorer that failed every repeat of the baseline (of the run a first check
+    adopts): a case that never passes can never regress, so a typo in a scorer's path or needle
+    would pass every check. A target that gave no answer is warned of apart (comparison.py).
+
+    Each with whether the scorer's path matched nothing in any output: a configuration error
+    (exit 3 under --strict), where a scorer that fails a model's every answer may be the truth.
+    """
+    out: list[tuple[bool, str]] = []
+    for case in cases:
+        for scorer in case.scorers:
+            side = scorer.candidate if adopted else scorer.baseline
+            if not side.n or side.k or side.target_errors == side.n:
+                continue
+            details = side.details or []
+            why = next(iter(details), "")
+            typo = bool(details) and all(d.endswith("matched nothing") for d in details)
+            where = "the run adopted as the baseline" if adopted else "the baseline"
+            message = (
+                f"case {case.case_id}, scorer {scorer.key}: failed all {side.n} repeats of {where}"
+                + (f" ({why})" if why else "")
+                + ": it cannot regress from there; if its parameters are wrong (a path that "
+                f"matches nothing, a needle), fix them (`noisefloor explain {case.case_id}`)"
+            )
+            out.append((typo, message))
+    return out
+
+
 def finished_report(
     report: dict[str, Any], settings: RuleSettings, continue_on_scorer_error: bool
 ) -> Report:
     """The report model from its parts: cases worst first, each marked where its repeats
     disagree within a side (the quarantine lane, which never moves the exit code), counts,
-    scorer errors, exit code."""
+    scorer errors, scorers that never pass (an error under --strict), exit code."""
     cases = sort_cases(report["cases"])
     for case in cases:
         case.quarantine = quarantine_lane(case)
@@ -64,12 +92,15 @@ def finished_report(
             f"{scorer_errors} scorer error(s) in {', '.join(affected[:5])}: a scorer raised; "
             "that is the harness's fault, not the target's (see `noisefloor show`)"
         )
+    never = _never_passing(cases, bool(report.get("adopted")))
+    warnings.extend(message for _, message in never)
     summary = report.get("suite_summary")
     suite_failed = bool(settings.suite_gate and summary is not None and summary.gate_failed)
     code = exit_code_for(
         counts,
         strict=settings.strict,
-        harness_fault=bool(scorer_errors) and not continue_on_scorer_error,
+        harness_fault=(bool(scorer_errors) and not continue_on_scorer_error)
+        or (settings.strict and any(typo for typo, _ in never)),
     )
     if suite_failed and code == 0:
         code = exit_code_for({Verdict.REGRESSED: 1}, strict=False)

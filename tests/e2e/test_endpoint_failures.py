@@ -175,3 +175,31 @@ def test_a_retry_after_past_the_limit_ends_the_call_as_an_infrastructure_error(
     assert "Retry-After of 3600 s is too long to wait" in samples[0]["error"]
     assert result.returncode == 3, result.stdout
     assert "Retry-After of 3600 s is too long to wait" in result.stderr
+
+
+def test_a_scorer_whose_path_matches_nothing_is_called_out_on_adoption_and_every_check(
+    tmp_path, _isolated_root
+):
+    with LlmServer() as server:
+        suite = endpoint_suite(tmp_path, server.base_url, {"capital": CAPITAL})
+        doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+        doc["cases"][0]["scorers"] = [{"type": "contains", "needle": "Paris", "path": "anwser"}]
+        suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+        adopted = nf("check", suite, "--format", "json", root=_isolated_root)
+        again = nf("check", suite, root=_isolated_root)
+        strict = nf("check", suite, "--strict", root=_isolated_root)
+        explained = nf("explain", "capital", root=_isolated_root)
+
+    said = (
+        "case capital, scorer 0:contains: failed all 3 repeats of {} (path 'anwser' matched "
+        "nothing): it cannot regress from there"
+    )
+    assert adopted.returncode == 0, adopted.stderr
+    assert said.format("the run adopted as the baseline") in adopted.stderr
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert said.format("the baseline") in again.stdout
+    # under --strict, a scorer that can never pass is an error of the configuration
+    assert strict.returncode == 3, strict.stdout + strict.stderr
+    # explain does not word it as a wrong answer
+    assert "path 'anwser' matched nothing" in explained.stdout
+    assert "not found at anwser" not in explained.stdout

@@ -161,7 +161,9 @@ def test_every_rule_reaches_its_recorded_verdict(cli: Cli, rule: str) -> None:
     assert (code, report["exit_code"]) == (want_code, want_code)
     assert report["rule"] == rule
     assert report["counts"] == want_counts
-    assert report["warnings"] == []
+    # the two cases the model failed in every repeat of the baseline can never regress
+    assert [w.split(",", 1)[0] for w in report["warnings"]] == ["case count_r", "case prime_91"]
+    assert all("failed all 5 repeats of the baseline" in w for w in report["warnings"])
     verdicts = {case["case_id"]: case["verdict"] for case in report["cases"]}
     assert sorted(verdicts) == sorted(CASES)
     assert verdicts == {case: want_cases.get(case, "unchanged") for case in CASES}
