@@ -157,9 +157,11 @@ def _header(report: Report) -> list[str]:
             f"<p>suite: mean pass-rate change {summary.mean_diff:+.3f}, 95% CI "
             f"[{lo:+.3f}, {hi:+.3f}] over {summary.cases} cases</p>"
         )
-    if report.warnings:
+    if report.warnings or report.unmeasured:
         out.append('<ul class="warnings">')
         out += [f"<li>warning: {_e(w)}</li>" for w in report.warnings]
+        if report.unmeasured:
+            out.append(f"<li>error: {_e(report.unmeasured)}</li>")
         out.append("</ul>")
     out.append("</header>")
     return out

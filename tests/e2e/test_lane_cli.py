@@ -318,6 +318,7 @@ def test_compare_regresses_a_large_partial_drop_by_default_and_triages_it_under_
     default = lane_process(*compare, "--format", "json", env=env)
     strict = lane_process(*compare, "--strict", env=env)
     terminal = lane_process(*compare, env=env)
+    markdown = lane_process(*compare, "--format", "markdown", env=env)
     wilson = lane_process(*compare, "--rule", "wilson", "--format", "json", env=env)
 
     assert default.returncode == 1, default.stdout + default.stderr
@@ -331,6 +332,7 @@ def test_compare_regresses_a_large_partial_drop_by_default_and_triages_it_under_
     assert strict.returncode == 1
     assert "REGRESSED  partial" in terminal.stdout
     assert "[quarantine: 0:must_include candidate 10/20]" in terminal.stdout
+    assert "[quarantine: 0:must_include candidate 10/20]" in markdown.stdout
     # the design's triage table, unchanged: flaky cases never block
     assert wilson.returncode == 0, wilson.stdout + wilson.stderr
     (triaged,) = orjson.loads(wilson.stdout)["cases"]
