@@ -25,7 +25,7 @@ from noisefloor.records import (
     ScorerBand,
     ScorerUse,
 )
-from noisefloor.scorers import REGISTRY, ScoreInput, Scorer
+from noisefloor.scorers import REGISTRY, ScoreInput, Scorer, unmatched_in
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 
@@ -313,6 +313,11 @@ def band_case(
             ),
             None,
         )
+        scored = {
+            unmatched_in(r.detail)
+            for r in score.repeats
+            if r.status in (RepeatStatus.PASS, RepeatStatus.FAIL)
+        }
         use = score.scorer
         bands.append(
             ScorerBand(
@@ -335,6 +340,7 @@ def band_case(
                 example=_example(first_fail, sample_paths[first_fail.repeat - start], quoted)
                 if first_fail is not None
                 else None,
+                unmatched=next(iter(scored)) if len(scored) == 1 else None,
             )
         )
     return CaseBand(

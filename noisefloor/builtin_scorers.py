@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from noisefloor.scorers import Direction, NoParams, Params, ScoreInput, ScoreResult, scorer
+from noisefloor.scorers import (
+    Direction,
+    NoParams,
+    Params,
+    ScoreInput,
+    ScoreResult,
+    scorer,
+    unmatched,
+)
 
 if TYPE_CHECKING:
     import jmespath.parser
@@ -132,12 +140,6 @@ def _values_at(inp: ScoreInput, path: str) -> list[Any] | _Problem:
     return list(found) if isinstance(found, list) else [found]
 
 
-def _unmatched(path: str) -> str:
-    """The detail of a path that found nothing in an output: never worded as a wrong answer, so
-    that a typo in a path (`anwser`) shows for what it is."""
-    return f"path {path!r} matched nothing"
-
-
 def _haystack(inp: ScoreInput, path: str | None) -> str | _Problem:
     if path is None:
         return inp.text
@@ -145,7 +147,7 @@ def _haystack(inp: ScoreInput, path: str | None) -> str | _Problem:
     if isinstance(values, _Problem):
         return values
     if not values:
-        return _Problem(_unmatched(path))
+        return _Problem(unmatched(path))
     return "\n".join(v if isinstance(v, str) else _compact(v) for v in values)
 
 
@@ -188,7 +190,7 @@ def _one_value(inp: ScoreInput, path: str) -> Any | _Problem:
     if isinstance(values, _Problem):
         return values
     if len(values) != 1:
-        return _Problem(_unmatched(path) if not values else f"{len(values)} values at {path}")
+        return _Problem(unmatched(path) if not values else f"{len(values)} values at {path}")
     return values[0]
 
 
@@ -333,7 +335,7 @@ def _find(needle: str, haystack: str, case_sensitive: bool) -> bool:
 
 @scorer("contains", params=ContainsParams)
 def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
-    """Passes when the needle appears in the output (or in the values at `path`)."""
+    """Passes when the needle appears in the output (or in the values that `path` matches)."""
     haystack = _haystack(inp, p.path)
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
@@ -346,7 +348,7 @@ def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
 def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
     """Passes when the needle is absent from the output (or from the values at `path`)."""
     haystack = _haystack(inp, p.path)
-    if isinstance(haystack, _Problem) and p.path is not None and haystack == _unmatched(p.path):
+    if isinstance(haystack, _Problem) and p.path is not None and haystack == unmatched(p.path):
         return _binary(True, f"no {p.needle!r}: {haystack}")
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
@@ -357,7 +359,7 @@ def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
 
 @scorer("regex", params=RegexParams)
 def regex(inp: ScoreInput, p: RegexParams) -> ScoreResult:
-    """Passes when the pattern matches somewhere in the output (or in the values at `path`)."""
+    """Passes when the pattern matches in the output (or in the values that `path` matches)."""
     haystack = _haystack(inp, p.path)
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
@@ -379,7 +381,7 @@ def json_valid(inp: ScoreInput, p: NoParams) -> ScoreResult:
 
 @scorer("json_path_equals", params=JsonPathEqualsParams)
 def json_path_equals(inp: ScoreInput, p: JsonPathEqualsParams) -> ScoreResult:
-    """Passes when `path` finds exactly one value and it equals `value` (`true` is not `1`)."""
+    """Passes when `path` matches exactly one value and it equals `value` (`true` is not `1`)."""
     found = _one_value(inp, p.path)
     if isinstance(found, _Problem):
         return _binary(False, found)
@@ -390,7 +392,7 @@ def json_path_equals(inp: ScoreInput, p: JsonPathEqualsParams) -> ScoreResult:
 
 @scorer("json_path_in", params=JsonPathInParams)
 def json_path_in(inp: ScoreInput, p: JsonPathInParams) -> ScoreResult:
-    """Passes when `path` finds exactly one value and it is one of `values`."""
+    """Passes when `path` matches exactly one value and it is one of `values`."""
     found = _one_value(inp, p.path)
     if isinstance(found, _Problem):
         return _binary(False, found)
@@ -406,7 +408,7 @@ def json_path_subset(inp: ScoreInput, p: JsonPathSubsetParams) -> ScoreResult:
     if isinstance(values, _Problem):
         return _binary(False, values)
     if not values:
-        return _binary(True, f"nothing extracted: {_unmatched(p.path)}")
+        return _binary(True, f"nothing extracted: {unmatched(p.path)}")
     stray = [v for v in values if not any(_same(v, a) for a in p.allowed)]
     if stray:
         return _binary(False, "not allowed: " + ", ".join(_render(v) for v in stray))
@@ -425,7 +427,7 @@ def json_path_number(inp: ScoreInput, p: JsonPathNumberParams) -> ScoreResult:
         if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
     ]
     if not numbers:
-        detail = _unmatched(p.path) if not values else f"no number at {p.path}"
+        detail = unmatched(p.path) if not values else f"no number at {p.path}"
         return ScoreResult(value=None, passed=False, detail=detail)
     value = _AGGREGATES[p.aggregate](numbers)
     if p.min is not None and value < p.min:

@@ -48,29 +48,38 @@ def _scorer_errors(scorer: ScorerReport) -> int:
 
 def _never_passing(cases: Sequence[CaseReport], adopted: bool) -> list[tuple[bool, str]]:
     """A warning per scorer that failed every repeat of the baseline (of the run a first check
-    adopts): a case that never passes can never regress, so a typo in a scorer's path or needle
-    would pass every check. A target that gave no answer is warned of apart (comparison.py).
+    adopts), or whose path matched nothing in any of its outputs: such a scorer cannot regress,
+    so a typo in its path or needle would pass every check. A target that gave no answer is
+    warned of apart (comparison.py).
 
-    Each with whether the scorer's path matched nothing in any output: a configuration error
-    (exit 3 under --strict), where a scorer that fails a model's every answer may be the truth.
+    Each with whether the path matched nothing: a configuration error (exit 3 under --strict),
+    where a scorer that fails a model's every answer may be the truth.
     """
     out: list[tuple[bool, str]] = []
     for case in cases:
         for scorer in case.scorers:
             side = scorer.candidate if adopted else scorer.baseline
+            where = "the run adopted as the baseline" if adopted else "the baseline"
+            if side.n and side.unmatched:
+                out.append(
+                    (
+                        True,
+                        f"case {case.case_id}, scorer {scorer.key}: {side.unmatched} in any of "
+                        f"the {side.n} outputs of {where}: it passes or fails whatever the "
+                        f"answers; fix the path (`noisefloor explain {case.case_id}`)",
+                    )
+                )
+                continue
             if not side.n or side.k or side.target_errors == side.n:
                 continue
-            details = side.details or []
-            why = next(iter(details), "")
-            typo = bool(details) and all(d.endswith("matched nothing") for d in details)
-            where = "the run adopted as the baseline" if adopted else "the baseline"
+            why = next(iter(side.details or []), "")
             message = (
                 f"case {case.case_id}, scorer {scorer.key}: failed all {side.n} repeats of {where}"
                 + (f" ({why})" if why else "")
                 + ": it cannot regress from there; if its parameters are wrong (a path that "
                 f"matches nothing, a needle), fix them (`noisefloor explain {case.case_id}`)"
             )
-            out.append((typo, message))
+            out.append((False, message))
     return out
 
 

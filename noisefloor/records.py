@@ -30,7 +30,7 @@ __all__ = [
 
 RUN_VERSION = 1
 SCORE_VERSION = 1
-BAND_VERSION = 3
+BAND_VERSION = 4
 
 
 class _Record(BaseModel):
@@ -246,6 +246,9 @@ class ScorerBand(_Record):
     """Distinct failure details, most frequent first (at most five)."""
     example: FailingExample | None = None
     """The first failing repeat (a fail or a target error), quoted; None when every repeat passed."""
+    unmatched: str | None = None
+    """Set when the scorer's path matched nothing in any output it scored (`path 'x' matched
+    nothing`): it then passes or fails whatever the answers."""
 
 
 class CaseBand(_Record):

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import inspect
 import marshal
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -32,6 +33,8 @@ __all__ = [
     "ScorerSpec",
     "UnknownScorer",
     "scorer",
+    "unmatched",
+    "unmatched_in",
 ]
 
 Kind = Literal["binary", "continuous"]
@@ -79,6 +82,22 @@ class ScoreInput:
         if self._parsed is _Cache.NOT_JSON:
             raise ValueError("output is not JSON")
         return self._parsed
+
+
+_UNMATCHED = re.compile(r"path (?:'.*'|\".*\") matched nothing$")
+
+
+def unmatched(path: str) -> str:
+    """The detail of a path that found nothing in an output (at the end of a longer detail, as
+    a passing `not_contains` puts it): never worded as a wrong answer, so that a typo in a path
+    shows for what it is, and bands can tell (`unmatched_in`)."""
+    return f"path {path!r} matched nothing"
+
+
+def unmatched_in(detail: str) -> str | None:
+    """The words of `unmatched` that end a detail, or None."""
+    found = _UNMATCHED.search(detail)
+    return found.group(0) if found else None
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,8 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
         out["details"] = band.details
     if band.example is not None:
         out["example"] = band.example.model_dump(mode="json")
+    if band.unmatched is not None:
+        out["unmatched"] = band.unmatched
     if band.kind == "continuous":
         values = band.values
         out["values"] = [_round(v) for v in values]
