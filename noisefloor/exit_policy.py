@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.errors import ExitCode
-from noisefloor.report.model import CaseReport, Report, ScorerReport
 from noisefloor.settings import RuleSettings
 from noisefloor.verdict import Verdict, quarantine_lane, sort_cases
 
 if TYPE_CHECKING:
     from noisefloor.records import CaseBand
+    from noisefloor.report.model import CaseReport, Report, ScorerReport
 
 __all__ = [
     "Measured",
@@ -89,6 +89,8 @@ def finished_report(
     """The report model from its parts: cases worst first, each marked where its repeats
     disagree within a side (the quarantine lane, which never moves the exit code), counts,
     scorer errors, scorers that never pass (an error under --strict), exit code."""
+    from noisefloor.report.model import Report  # (a run that compares nothing never builds it)
+
     cases = sort_cases(report["cases"])
     for case in cases:
         case.quarantine = quarantine_lane(case)

@@ -14,10 +14,12 @@ from typing import Any
 from noisefloor import __version__, banding
 from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
 from noisefloor.errors import UsageError
+from noisefloor.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, WrittenListeners, pending_samples, take_samples
+from noisefloor.settings import RuleSettings
 from noisefloor.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
 from noisefloor.suite import Case, Suite
 from noisefloor.targets.base import RawSample
@@ -65,6 +67,9 @@ class RunResult:
     stats: EngineStats
     pending: int
     warnings: list[str] = field(default_factory=list)
+    unmeasured: str | None = None
+    """Why the run measured too little to stand on (`exit_policy.unmeasured_cause`): a record
+    exits 3 with it."""
 
 
 def scorer_uses(case: Case) -> list[ScorerUse]:
@@ -306,7 +311,8 @@ def run_suite(
         return RunResult(run=run, bands={}, stats=EngineStats(), pending=session.taken)
     bands, stats = bands_of(store, suite.name, cases)
     index_run(store, run)
-    return RunResult(run=run, bands=bands, stats=stats, pending=session.taken)
+    short = unmeasured_cause(measured_bands(list(bands.values())), RuleSettings.min_valid)
+    return RunResult(run=run, bands=bands, stats=stats, pending=session.taken, unmeasured=short)
 
 
 def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunRecord | None:

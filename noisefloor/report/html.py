@@ -332,9 +332,11 @@ def render_run(summary: dict[str, Any]) -> str:
         f"<code>{_e(run['run_id'])}</code>: {len(run['cases'])} cases, "
         f"{summary['calls']} target calls ({summary['pending']} samples were missing)</p>",
     ]
-    if summary.get("warnings"):
+    if summary.get("warnings") or summary.get("unmeasured"):
         body.append('<ul class="warnings">')
-        body += [f"<li>warning: {_e(w)}</li>" for w in summary["warnings"]]
+        body += [f"<li>warning: {_e(w)}</li>" for w in summary.get("warnings", [])]
+        if summary.get("unmeasured"):
+            body.append(f"<li>error: {_e(summary['unmeasured'])}</li>")
         body.append("</ul>")
     body += ["</header>", '<main id="cases">']
     for shown, case in enumerate(summary["cases"]):

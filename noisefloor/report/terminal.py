@@ -135,4 +135,6 @@ def render_run(summary: dict[str, Any]) -> str:
             lines.append(f"      {s['key']}: {side_text(Side.model_validate(s['side']))}")
     for warning in summary.get("warnings", []):
         lines.append(f"warning: {warning}")
+    if summary.get("unmeasured"):
+        lines.append(f"error: {summary['unmeasured']}")
     return "\n".join(lines) + "\n"
