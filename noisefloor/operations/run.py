@@ -5,6 +5,7 @@ and scoring the run into bands. `record` is a run under a label.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -177,6 +178,8 @@ class RunSession:
         self.pooled = store.label_runs(suite.name, opts.label) if self.prior and opts.label else []
         self._inputs = {c.id: c.input for c in suite.cases}
         self._facts = SampleFacts(store)
+        self.last_taken: Counter[str] = Counter()
+        """Samples the last `take` took, by case id."""
 
     def cases(self, repeats: int | None = None) -> list[CaseRecord]:
         """Every case's record at `repeats` (default: the options', else the suite's), after
@@ -205,6 +208,7 @@ class RunSession:
     def take(self, cases: list[CaseRecord]) -> int:
         """Take the missing samples of `cases`; return the calls made."""
         pending = self.pending(cases)
+        self.last_taken = Counter(item.case.case_id for item in pending)
         if self.opts.on_start is not None:
             self.opts.on_start(len(pending))
         indexer = SampleIndexer(self.store)
@@ -298,15 +302,8 @@ def run_suite(
     `score=False` leaves scoring to a comparison that follows, so the engine runs once.
     """
     with run_session(store, suite, opts, built) as session:
-        cases = session.cases()
-        taken = session.missing(cases)
-        session.take(cases)
-        # repeats the infrastructure lost are taken again, into new slots, while that gains
-        # valid ones: an endpoint that is down loses every retake, and is not called again
-        while 0 < (lost := session.missing(again := session.cases())) < taken:
-            cases, taken = again, lost
-            session.take(cases)
-        run = session.finish(again if lost == 0 else cases)
+        cases = _retaking_lost(session)
+        run = session.finish(cases)
     if not score:
         return RunResult(run=run, bands={}, stats=EngineStats(), pending=session.taken)
     bands, stats = bands_of(store, suite.name, cases)
@@ -340,6 +337,25 @@ def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunReco
             "or pass --replace to start the label over",
         )
     return prior
+
+
+def _retaking_lost(session: RunSession) -> list[CaseRecord]:
+    """Take every case's missing repeats, then, into new files, those the infrastructure lost
+    of a case whose last take also gained valid ones (a flaky connection), as long as it does;
+    a case that lost all it took (an endpoint that is down) waits for the next run. Returns the
+    cases as taken."""
+    cases = {c.case_id: c for c in session.cases()}
+    session.take(list(cases.values()))
+    while session.last_taken:
+        taken = session.last_taken
+        widened = [c for c in session.cases() if taken[c.case_id]]
+        lost = {c.case_id: len(session.pending([c])) for c in widened}
+        again = [c for c in widened if 0 < lost[c.case_id] < taken[c.case_id]]
+        if not again:
+            break
+        session.take(again)
+        cases.update((c.case_id, c) for c in again)
+    return list(cases.values())
 
 
 def _past_lost(store: Store, case: CaseRecord) -> CaseRecord:

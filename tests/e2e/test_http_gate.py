@@ -550,12 +550,13 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
 def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
     rows = [
         # the first request fails, and its retry too: one invalid repeat in the first record
+        # (counted, and taken again, since the case's other repeats were valid)
         {"id": "invoice_json", "prompt": f"{INVOICE} [500:2]", **INVOICE_GRADER},
-        # five calls of two attempts, then their two rounds of retakes (one while the other
-        # cases' retakes gained, one more that gains nothing): no valid repeat in the first record
+        # five calls of two attempts: the first record has no valid repeat at all (a case that
+        # lost every repeat it took is not taken again in the same run)
         {
             "id": "refusal_boundary",
-            "prompt": f"{REFUSAL} Answer in one word: cannot [500:30]",
+            "prompt": f"{REFUSAL} Answer in one word: cannot [500:10]",
             "grader": "must_include",
             "expect": {"all": ["cannot"], "none": ["step 1", "here is how"]},
         },
@@ -590,7 +591,7 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
     )
     assert "too_few_valid (0 and 5 valid" in table["refusal_boundary"]["reason"]
     refusal = table["refusal_boundary"]["scorers"][0]
-    assert refusal["baseline"]["infra_errors"] == 15
+    assert refusal["baseline"]["infra_errors"] == 5
     assert (refusal["candidate"]["k"], refusal["candidate"]["n"]) == (5, 5)
     assert "ok: delta=+0.00" in table["capital_word"]["reason"]
 
@@ -631,8 +632,7 @@ def test_ledger_rows_match_the_sample_files_before_and_after_rebuild(
     assert cli("run", suite, "--jobs", "8", "--fresh").code == 3
 
     before = ledger_rows(_isolated_root)
-    # each run takes `down`'s three lost repeats once more, gains nothing, and stops
-    assert len(before) == 2 * (len(cases) * 3 + 3)
+    assert len(before) == 2 * len(cases) * 3
     assert {r["sample_path"] for r in before} == {
         path.relative_to(_isolated_root).as_posix() for path, _ in samples_of(_isolated_root)
     }
