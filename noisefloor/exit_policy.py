@@ -173,7 +173,7 @@ def unmeasured_cause(measured: Sequence[Measured], min_valid: int) -> str | None
     shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
     first = next((m.first_error for m in short if m.first_error), "infra: unknown")
     return (
-        f"{failed} of {total} calls failed on the infrastructure ({first}), leaving "
+        f"{failed} of {total} repeats failed on the infrastructure ({first}), leaving "
         f"{len(short)} case(s) with fewer valid repeats than {min_valid}: {shown}; every sample "
         "taken is kept: run it again once the endpoint answers (it takes only the repeats "
         "it lacks)"

@@ -104,7 +104,7 @@ def test_a_check_or_record_against_a_dead_endpoint_exits_3_and_keeps_what_it_too
     report = orjson.loads(down.stdout)
     line = report["unmeasured"]
     assert report["exit_code"] == 3 and "\n" not in line
-    assert "6 of 6 calls failed on the infrastructure" in line
+    assert "6 of 6 repeats failed on the infrastructure" in line
     assert host in line and "after 2 attempts" in line
     assert "fewer valid repeats than 3: first, second" in line
     for case in report["cases"]:

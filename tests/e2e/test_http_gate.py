@@ -121,7 +121,7 @@ def every_output(cli: Any, suite: Path, reports: Path, case_id: str) -> list[str
         result = cli(*args)
         # 0, 1 and 2 are verdicts; 3 would mean the command itself did not work, or (a check or
         # a run of a case whose every call failed) that it measured nothing
-        unmeasured = "calls failed on the infrastructure" in result.out
+        unmeasured = "repeats failed on the infrastructure" in result.out
         assert result.code in (0, 1, 2) or (result.code == 3 and unmeasured), (args, result.err)
         printed.extend([result.out, result.err])
         return result
@@ -228,7 +228,7 @@ def test_a_case_whose_calls_exhaust_retries_is_infrastructure_not_a_fail(
     # a case left with no valid repeat measured nothing: never green (exit 3, not 0)
     assert result.code == 3, result.out
     assert (
-        "3 of 6 calls failed on the infrastructure (infra: HTTP 500 after 2 attempts)"
+        "3 of 6 repeats failed on the infrastructure (infra: HTTP 500 after 2 attempts)"
         in (result.json()["unmeasured"])
     )
     report = result.json()

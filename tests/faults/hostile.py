@@ -297,7 +297,7 @@ def _trial(workdir: Path, tally: Tally, key: str) -> Check:
     # infrastructure errors leave their cases unmeasured: exit 3 with the cause in one line,
     # never a regression or a broken target (1, 2), and never green (0)
     for check in checks:
-        if check.code != 3 or "calls failed on the infrastructure" not in check.out:
+        if check.code != 3 or "repeats failed on the infrastructure" not in check.out:
             wrong.append(f"{' '.join(check.args[:2])} exited {check.code}: {check.err[-300:]}")
     if shown.code != 0:
         wrong.append(f"show exited {shown.code}: {shown.err[-300:]}")
