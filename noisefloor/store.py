@@ -27,6 +27,7 @@ from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
 from noisefloor.store_files import M, RootedFiles, dumps, remove_not_a_file
 
 __all__ = [
+    "LOST_MARK",
     "SAFE_NAME",
     "ReadOnlyStore",
     "Store",
