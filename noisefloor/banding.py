@@ -26,7 +26,7 @@ from noisefloor.records import (
     ScorerUse,
 )
 from noisefloor.scorer_calls import ScorerTimeout, failure
-from noisefloor.scorers import REGISTRY, NotJson, ScoreInput, Scorer, UnknownScorer
+from noisefloor.scorers import REGISTRY, NotJson, ScoreInput, Scorer, UnknownScorer, unmatched_in
 from noisefloor.store_files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 
@@ -356,6 +356,11 @@ def band_case(
             ),
             None,
         )
+        scored = {
+            unmatched_in(r.detail)
+            for r in score.repeats
+            if r.status in (RepeatStatus.PASS, RepeatStatus.FAIL)
+        }
         use = score.scorer
         error = next((r for r in score.repeats if r.status is RepeatStatus.SCORER_ERROR), None)
         bands.append(
@@ -380,6 +385,7 @@ def band_case(
                 if first_fail is not None
                 else None,
                 scorer_error=f"repeat {error.repeat}: {error.detail}" if error else None,
+                unmatched=next(iter(scored)) if len(scored) == 1 else None,
             )
         )
     return CaseBand(

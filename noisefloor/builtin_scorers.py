@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from noisefloor.scorers import Direction, NoParams, Params, ScoreInput, ScoreResult, scorer
+from noisefloor.scorers import (
+    Direction,
+    NoParams,
+    Params,
+    ScoreInput,
+    ScoreResult,
+    scorer,
+    unmatched,
+)
 
 if TYPE_CHECKING:
     import jmespath.parser
@@ -140,6 +148,8 @@ def _haystack(inp: ScoreInput, path: str | None) -> str | _Problem:
     values = _values_at(inp, path)
     if isinstance(values, _Problem):
         return values
+    if not values:
+        return _Problem(unmatched(path))
     return "\n".join(v if isinstance(v, str) else _compact(v) for v in values)
 
 
@@ -182,7 +192,7 @@ def _one_value(inp: ScoreInput, path: str) -> Any | _Problem:
     if isinstance(values, _Problem):
         return values
     if len(values) != 1:
-        return _Problem(f"nothing at {path}" if not values else f"{len(values)} values at {path}")
+        return _Problem(unmatched(path) if not values else f"{len(values)} values at {path}")
     return values[0]
 
 
@@ -336,7 +346,7 @@ def _find(needle: str, haystack: str, case_sensitive: bool) -> bool:
 
 @scorer("contains", params=ContainsParams)
 def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
-    """Passes when the needle appears in the output (or in the values at `path`)."""
+    """Passes when the needle appears in the output (or in the values that `path` matches)."""
     haystack = _haystack(inp, p.path)
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
@@ -349,6 +359,8 @@ def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
 def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
     """Passes when the needle is absent from the output (or from the values at `path`)."""
     haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem) and p.path is not None and haystack == unmatched(p.path):
+        return _binary(True, f"no {p.needle!r}: {haystack}")
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
     if _find(p.needle, haystack, p.case_sensitive):
@@ -358,7 +370,7 @@ def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
 
 @scorer("regex", params=RegexParams)
 def regex(inp: ScoreInput, p: RegexParams) -> ScoreResult:
-    """Passes when the pattern matches somewhere in the output (or in the values at `path`)."""
+    """Passes when the pattern matches in the output (or in the values that `path` matches)."""
     haystack = _haystack(inp, p.path)
     if isinstance(haystack, _Problem):
         return _binary(False, haystack)
@@ -380,7 +392,7 @@ def json_valid(inp: ScoreInput, p: NoParams) -> ScoreResult:
 
 @scorer("json_path_equals", params=JsonPathEqualsParams)
 def json_path_equals(inp: ScoreInput, p: JsonPathEqualsParams) -> ScoreResult:
-    """Passes when `path` finds exactly one value and it equals `value` (`true` is not `1`)."""
+    """Passes when `path` matches exactly one value and it equals `value` (`true` is not `1`)."""
     found = _one_value(inp, p.path)
     if isinstance(found, _Problem):
         return _binary(False, found)
@@ -391,7 +403,7 @@ def json_path_equals(inp: ScoreInput, p: JsonPathEqualsParams) -> ScoreResult:
 
 @scorer("json_path_in", params=JsonPathInParams)
 def json_path_in(inp: ScoreInput, p: JsonPathInParams) -> ScoreResult:
-    """Passes when `path` finds exactly one value and it is one of `values`."""
+    """Passes when `path` matches exactly one value and it is one of `values`."""
     found = _one_value(inp, p.path)
     if isinstance(found, _Problem):
         return _binary(False, found)
@@ -407,7 +419,7 @@ def json_path_subset(inp: ScoreInput, p: JsonPathSubsetParams) -> ScoreResult:
     if isinstance(values, _Problem):
         return _binary(False, values)
     if not values:
-        return _binary(True, "nothing extracted")
+        return _binary(True, f"nothing extracted: {unmatched(p.path)}")
     stray = [v for v in values if not any(_same(v, a) for a in p.allowed)]
     if stray:
         return _binary(False, "not allowed: " + ", ".join(_render(v) for v in stray))
@@ -426,7 +438,8 @@ def json_path_number(inp: ScoreInput, p: JsonPathNumberParams) -> ScoreResult:
         if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
     ]
     if not numbers:
-        return ScoreResult(value=None, passed=False, detail=f"no number at {p.path}")
+        detail = unmatched(p.path) if not values else f"no number at {p.path}"
+        return ScoreResult(value=None, passed=False, detail=detail)
     value = _AGGREGATES[p.aggregate](numbers)
     if p.min is not None and value < p.min:
         return ScoreResult(value=value, passed=False, detail=f"{value:g} below min {p.min:g}")

@@ -184,7 +184,7 @@ def _compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", required=True, metavar="LABEL", help="label of the baseline run")
     p.add_argument("--current", required=True, metavar="LABEL", help="label of the current run")
     p.add_argument("--suite", metavar="NAME", help="the suite, when a label exists in several")
-    rule_options(p, default_rule="wilson")
+    rule_options(p)
     format_options(p)
 
 
@@ -362,8 +362,11 @@ _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]]
         _record,
     ),
     "compare": (
-        "the quarantine-lane `compare`: two labelled runs (default rule wilson)",
-        "",
+        "the quarantine-lane `compare`: two labelled runs, judged as `check` judges",
+        "The default rule is exact, as check's: a significant drop regresses even when the "
+        "repeats of a label disagree. The design's triage table is --rule wilson. Under every "
+        "rule, a case whose repeats disagree within a label is marked [quarantine: ...], as "
+        "information.",
         _compare,
     ),
     "history": (

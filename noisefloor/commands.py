@@ -89,6 +89,7 @@ def _run_summary(result: Any) -> dict[str, Any]:
         **result.spending(),
         "pending": result.pending,
         "warnings": result.warnings,
+        "unmeasured": result.unmeasured,
         "work": result.stats.as_dict(),
         "cases": [
             {
@@ -106,11 +107,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from noisefloor.report import render_run
 
     result = _sample(args, run_suite)
-    fmt = getattr(args, "format", "terminal")
-    _emit(render_run(_run_summary(result), fmt), args)
+    _emit(render_run(_run_summary(result), getattr(args, "format", "terminal")), args)
     if args.set_baseline:
         print(f"baseline of {result.run.suite!r} is now {result.run.run_id}", file=sys.stderr)
-    return 0
+    return int(ExitCode.HARNESS) if result.unmeasured else 0  # (its cause is in the summary)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

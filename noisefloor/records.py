@@ -250,6 +250,9 @@ class ScorerBand(_Record):
     """The first failing repeat (a fail or a target error), quoted; None when every repeat passed."""
     scorer_error: str | None = None
     """The first scorer error, as `repeat N: file:line in function: what`; None without one."""
+    unmatched: str | None = None
+    """Set when the scorer's path matched nothing in any output it scored (`path 'x' matched
+    nothing`): it then passes or fails whatever the answers."""
 
 
 class CaseBand(_Record):
@@ -266,9 +269,11 @@ class CaseBand(_Record):
     scorers: list[ScorerBand]
 
     @property
-    def ok(self) -> int:
-        """Repeats that produced a valid result."""
-        return self.outcomes.get("ok", 0)
+    def answered(self) -> int:
+        """Repeats the target answered: a valid result, or an answer cut short (a finish reason
+        not accepted, such as `length`), which the scorers count as a fail: the model failed,
+        the target did not (research/quarantine-lane.md)."""
+        return self.outcomes.get("ok", 0) + self.outcomes.get("error:finish", 0)
 
     @property
     def infra(self) -> int:

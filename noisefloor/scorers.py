@@ -11,6 +11,7 @@ import hashlib
 import inspect
 import marshal
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,6 +41,8 @@ __all__ = [
     "ScorerSpec",
     "UnknownScorer",
     "scorer",
+    "unmatched",
+    "unmatched_in",
 ]
 
 Kind = Literal["binary", "continuous"]
@@ -99,6 +102,22 @@ class ScoreInput:
         if self._parsed is _Cache.NOT_JSON:
             raise NotJson("output is not JSON")
         return self._parsed
+
+
+_UNMATCHED = re.compile(r"path (?:'.*'|\".*\") matched nothing$")
+
+
+def unmatched(path: str) -> str:
+    """The detail of a path that found nothing in an output (at the end of a longer detail, as
+    a passing `not_contains` puts it): never worded as a wrong answer, so that a typo in a path
+    shows for what it is, and bands can tell (`unmatched_in`)."""
+    return f"path {path!r} matched nothing"
+
+
+def unmatched_in(detail: str) -> str | None:
+    """The words of `unmatched` that end a detail, or None."""
+    found = _UNMATCHED.search(detail)
+    return found.group(0) if found else None
 
 
 @dataclass(frozen=True)

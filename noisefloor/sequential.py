@@ -36,6 +36,9 @@ class Stop(enum.StrEnum):
     CAP = "cap"
     #: In doubt, but --max-calls or --max-cost ran out before its confirmation.
     BUDGET = "budget"
+    #: No candidate repeat gave a valid result (the infrastructure failed every one): never
+    #: `clear`, and the check exits 3 (`exit_policy.unmeasured_cause`).
+    UNMEASURED = "unmeasured"
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,9 @@ def combine(
     for case in screened:
         final = confirmed.get(case.case_id, case)
         stop = stops.get(case.case_id)
-        if stop is None:
+        if stop is None and case.valid is not None and not case.valid.candidate[1]:
+            stop = Stop.UNMEASURED
+        elif stop is None:
             stop = Stop.DECIDED if case.verdict in _FINAL else Stop.CLEAR
         elif stop is Stop.BUDGET:
             final = _budget_stop(case, budget)

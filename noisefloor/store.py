@@ -27,12 +27,14 @@ from noisefloor.records import BaselinePointer, CaseRecord, RunRecord
 from noisefloor.store_files import M, RootedFiles, dumps, remove_not_a_file
 
 __all__ = [
+    "LOST_MARK",
     "SAFE_NAME",
     "ReadOnlyStore",
     "Store",
     "dumps",
     "file_kind",
     "has_sample",
+    "lost_to_infra",
     "short_hash",
     "utc_now",
 ]
@@ -94,6 +96,23 @@ def has_sample(path: str) -> bool:
     except OSError:
         return False
     return found.st_size > 0 and stat.S_ISREG(found.st_mode)
+
+
+#: Beside the samples of a directory, once one of them is an infrastructure error: a run then
+#: reads which of its repeats the infrastructure lost (`lost_to_infra`), and reads nothing in
+#: the directories without it. A `.done` file: only its existence counts (`store verify`).
+LOST_MARK = "infra.done"
+
+
+def lost_to_infra(file: str) -> bool:
+    """Whether a sample file on disk holds an infrastructure error: a repeat that measured
+    nothing (a file that does not read is no such error: reading it reports it)."""
+    try:
+        with open(file, "rb") as handle:
+            data = orjson.loads(handle.read())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("outcome") == "error:infra"
 
 
 #: The kind of each file under a store root, by its first path component.
@@ -346,6 +365,10 @@ class Store(RootedFiles):
         except IsADirectoryError:
             remove_not_a_file(path)
             self.write_json(path, obj)
+        if isinstance(obj, dict) and obj.get("outcome") == "error:infra":
+            mark = path.parent / LOST_MARK
+            if not os.path.exists(mark):
+                self.write_bytes(mark, b"")
 
     def save_run(self, run: RunRecord) -> None:
         """Write a completed run record."""

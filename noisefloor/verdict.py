@@ -21,6 +21,7 @@ __all__ = [
     "Verdict",
     "case_frame",
     "label_order",
+    "quarantine_lane",
     "scorer_pairs",
     "side",
     "sort_cases",
@@ -105,6 +106,8 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
         out["scorer_error"] = band.scorer_error
     if band.example is not None:
         out["example"] = band.example.model_dump(mode="json")
+    if band.unmatched is not None:
+        out["unmatched"] = band.unmatched
     if band.kind == "continuous":
         values = band.values
         out["values"] = [_round(v) for v in values]
@@ -133,8 +136,9 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
     """The case-level verdict every rule shares (added, removed, broken, fixed).
 
     Returns None when the case must be judged scorer by scorer. Cases are joined by id: an
-    edited input is compared like any other case. Broken means the candidate lost valid
-    results the baseline had; no valid result on either side loses nothing (`unchanged`).
+    edited input is compared like any other case. Broken means the candidate lost the answers
+    the baseline had; no answer on either side loses nothing (`unchanged`). An answer cut short
+    (`finish:length`) is an answer that failed: its scorers judge it, not this frame.
     """
     if base is None and cand is None:
         raise ValueError("a case needs at least one side")
@@ -145,7 +149,7 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
                 "verdict": Verdict.INCONCLUSIVE,
                 "reason": "every repeat hit an infrastructure error",
             }
-        if cand.ok == 0:
+        if cand.answered == 0:
             return {
                 "verdict": Verdict.BROKEN,
                 "reason": f"new case, and no repeat produced a valid result ({_outcomes(cand)})",
@@ -159,20 +163,35 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
             "verdict": Verdict.INCONCLUSIVE,
             "reason": f"every {lost} repeat hit an infrastructure error",
         }
-    if cand.ok == 0 and base.ok == 0:
+    if cand.answered == 0 and base.answered == 0:
         return {
             "verdict": Verdict.UNCHANGED,
             "reason": "no valid result on either side: the target failed in the baseline "
             f"({_outcomes(base)}) and in the candidate ({_outcomes(cand)})",
         }
-    if cand.ok == 0:
+    if cand.answered == 0:
         return {"verdict": Verdict.BROKEN, "reason": f"every repeat failed: {_outcomes(cand)}"}
-    if base.ok == 0:
+    if base.answered == 0:
         return {
             "verdict": Verdict.FIXED,
             "reason": f"the baseline never produced a valid result ({_outcomes(base)})",
         }
     return None
+
+
+def quarantine_lane(case: CaseReport) -> dict[str, str] | None:
+    """The quarantine lane of research/quarantine-lane.md as information, under every rule: each
+    scorer whose repeats disagree (pass and fail) within one side, with those sides' counts."""
+    lane = {}
+    for scorer in case.scorers:
+        disagree = [
+            f"{name} {numbers.k}/{numbers.n}"
+            for name, numbers in (("baseline", scorer.baseline), ("candidate", scorer.candidate))
+            if numbers.k is not None and numbers.n is not None and 0 < numbers.k < numbers.n
+        ]
+        if disagree:
+            lane[scorer.key] = ", ".join(disagree)
+    return lane or None
 
 
 def suite_summary(cases: list[CaseReport], settings: RuleSettings) -> SuiteSummary:

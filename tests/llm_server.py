@@ -1,7 +1,8 @@
 """A stand-in for an OpenAI-compatible chat-completions server, on loopback, with scripted faults.
 
 A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
-`[finish:null]`, `[status:404]` (every time) or `[status:408:1]` (the first time only).
+`[finish:null]`, `[status:404]` (every time), `[status:408:1]` (the first time only) or
+`[length:3]` (answers cut at `max_tokens` after the first three).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class _Handler(LoopbackHandler):
             content = json.dumps({"answer": _SAMPLES[count % len(_SAMPLES)]})
         if "fenced" in marks:
             content = f"```json\n{content}\n```"
-        if "length" in marks:
+        if "length" in marks and count > int(marks["length"] or 0):
             content, finish = content[: len(content) // 2], "length"
         if "pass" in marks:
             passes, period = (int(part) for part in marks["pass"].split("/"))
@@ -148,9 +149,9 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
 
     def __init__(
-        self, *, delay_s: float, served_model: str | None, retry_after: str | None
+        self, *, delay_s: float, served_model: str | None, retry_after: str | None, port: int
     ) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", port), _Handler)
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
@@ -180,6 +181,7 @@ class LlmServer(LoopbackServer[_Server]):
         served_model: str | None = None,
         retry_after: str | None = "0",
         tls: ssl.SSLContext | None = None,
+        port: int = 0,
     ) -> None:
         """Configure the server; it starts on entering the `with` block.
 
@@ -188,15 +190,20 @@ class LlmServer(LoopbackServer[_Server]):
             served_model: The `model` reported in answers (default: the requested one).
             retry_after: The `Retry-After` header of a 429, or None for none.
             tls: Serve HTTPS with this server context (its certificate must name 127.0.0.1).
+            port: The port to listen on (0: a free one), e.g. an earlier server's, to come back.
         """
         self.delay_s = delay_s
         self.served_model = served_model
         self.retry_after = retry_after
+        self._port = port
         super().__init__(tls)
 
     def make_server(self) -> _Server:
         return _Server(
-            delay_s=self.delay_s, served_model=self.served_model, retry_after=self.retry_after
+            delay_s=self.delay_s,
+            served_model=self.served_model,
+            retry_after=self.retry_after,
+            port=self._port,
         )
 
     @property

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
 from noisefloor.cost_budget import check_priced, cost_budget
-from noisefloor.errors import BaselineMissing, UsageError
-from noisefloor.exit_policy import finished_report
+from noisefloor.errors import BaselineMissing, ExitCode, UsageError
+from noisefloor.exit_policy import finished_report, measured_cases, unmeasured_cause
 from noisefloor.indexing import index_run
 from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
@@ -164,8 +164,11 @@ def check_suite(
     check_priced(design.max_cost, built.price)
     if pointer is None:
         result = run_suite(store, suite, opts, built)
-        report = adoption_report(
-            result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+        report = _measured(
+            adoption_report(
+                result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+            ),
+            settings,
         )
         attach_usage(report, built, result.usage)
         if not report.adopted:
@@ -230,6 +233,15 @@ def check_suite(
     index_run(store, run)
     report.calls = run.calls
     attach_usage(report, built, usage)
+    return _measured(report, settings)
+
+
+def _measured(report: Report, settings: RuleSettings) -> Report:
+    """The report, exiting 3 when infrastructure errors left a case too few valid repeats: a
+    check that measured nothing is never green (and whatever it sampled stays stored)."""
+    report.unmeasured = unmeasured_cause(measured_cases(report.cases), settings.min_valid)
+    if report.unmeasured:
+        report.exit_code = int(ExitCode.HARNESS)
     return report
 
 

@@ -4,6 +4,8 @@ and scoring the run into bands. `record` is a run under a label.
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 from noisefloor import __version__, banding
 from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
 from noisefloor.errors import UsageError
+from noisefloor.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, WrittenListeners, pending_samples, take_samples
-from noisefloor.store import Store, short_hash, utc_now
+from noisefloor.settings import RuleSettings
+from noisefloor.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
 from noisefloor.suite import Case, Suite
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
@@ -80,6 +84,10 @@ class RunResult:
         as a run's summary gives them."""
         shown = {"usage": self.spent.dump()} if self.spent is not None else {}
         return {"calls": self.run.calls, **shown}
+
+    unmeasured: str | None = None
+    """Why the run measured too little to stand on (`exit_policy.unmeasured_cause`): a record
+    exits 3 with it."""
 
 
 def scorer_uses(case: Case) -> list[ScorerUse]:
@@ -189,6 +197,8 @@ class RunSession:
         self._inputs = {c.id: c.input for c in suite.cases}
         self._facts = SampleFacts(store)
         self.usage = UsageTally()
+        self.last_taken: Counter[str] = Counter()
+        """Samples the last `take` took, by case id."""
 
     def cases(self, repeats: int | None = None) -> list[CaseRecord]:
         """Every case's record at `repeats` (default: the options', else the suite's), after
@@ -204,7 +214,7 @@ class RunSession:
         if self.prior is not None:
             held = {c.case_id: c for c in self.prior.cases}
             cases = [_after_held(c, held.get(c.case_id)) for c in cases]
-        return cases
+        return [_past_lost(self.store, c) for c in cases]
 
     def pending(self, cases: list[CaseRecord]) -> list[Pending]:
         """The samples of `cases` not on disk yet."""
@@ -217,6 +227,7 @@ class RunSession:
     def take(self, cases: list[CaseRecord]) -> int:
         """Take the missing samples of `cases`; return the calls made."""
         pending = self.pending(cases)
+        self.last_taken = Counter(item.case.case_id for item in pending)
         if self.opts.on_start is not None:
             self.opts.on_start(len(pending))
         indexer = SampleIndexer(self.store)
@@ -310,8 +321,7 @@ def run_suite(
     `score=False` leaves scoring to a comparison that follows, so the engine runs once.
     """
     with run_session(store, suite, opts, built) as session:
-        cases = session.cases()
-        session.take(cases)
+        cases = _retaking_lost(session)
         run = session.finish(cases)
     taken, usage = session.taken, session.usage
     spent = usage.usage(session.built.price) if _reports_usage(session.built) else None
@@ -321,7 +331,16 @@ def run_suite(
         )
     bands, stats = bands_of(store, suite.name, cases)
     index_run(store, run)
-    return RunResult(run=run, bands=bands, stats=stats, pending=taken, usage=usage, spent=spent)
+    short = unmeasured_cause(measured_bands(list(bands.values())), RuleSettings.min_valid)
+    return RunResult(
+        run=run,
+        bands=bands,
+        stats=stats,
+        pending=taken,
+        usage=usage,
+        spent=spent,
+        unmeasured=short,
+    )
 
 
 def _reports_usage(built: BuiltTarget) -> bool:
@@ -360,6 +379,41 @@ def _label_pool(store: Store, suite: str, opts: RunOptions, key: str) -> RunReco
             "or pass --replace to start the label over",
         )
     return prior
+
+
+def _retaking_lost(session: RunSession) -> list[CaseRecord]:
+    """Take every case's missing repeats, then, into new files, those the infrastructure lost
+    of a case whose last take also gained valid ones (a flaky connection), as long as it does;
+    a case that lost all it took (an endpoint that is down) waits for the next run. Returns the
+    cases as taken."""
+    cases = {c.case_id: c for c in session.cases()}
+    session.take(list(cases.values()))
+    while session.last_taken:
+        taken = session.last_taken
+        widened = [c for c in session.cases() if taken[c.case_id]]
+        lost = {c.case_id: len(session.pending([c])) for c in widened}
+        again = [c for c in widened if 0 < lost[c.case_id] < taken[c.case_id]]
+        if not again:
+            break
+        session.take(again)
+        cases.update((c.case_id, c) for c in again)
+    return list(cases.values())
+
+
+def _past_lost(store: Store, case: CaseRecord) -> CaseRecord:
+    """A case whose repeats reach past those of its own that the infrastructure lost (kept on
+    disk, never counted): as many valid or missing ones as it asks for. A run after an outage
+    so takes only the repeats it lacks, into new files: a sample file never changes."""
+    directory = store.abs_str(case.sample_dir)
+    if not os.path.exists(os.path.join(directory, LOST_MARK)):
+        return case
+    end, wanted = case.first_repeat, case.repeats - case.first_repeat
+    while wanted:
+        file = os.path.join(directory, f"r{end}.json")
+        if not (has_sample(file) and lost_to_infra(file)):
+            wanted -= 1
+        end += 1
+    return case if end == case.repeats else case.model_copy(update={"repeats": end})
 
 
 def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:

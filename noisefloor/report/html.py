@@ -158,9 +158,11 @@ def _header(report: Report) -> list[str]:
             f"<p>suite: mean pass-rate change {summary.mean_diff:+.3f}, 95% CI "
             f"[{lo:+.3f}, {hi:+.3f}] over {summary.cases} cases</p>"
         )
-    if report.warnings:
+    if report.warnings or report.unmeasured:
         out.append('<ul class="warnings">')
         out += [f"<li>warning: {_e(w)}</li>" for w in report.warnings]
+        if report.unmeasured:
+            out.append(f"<li>error: {_e(report.unmeasured)}</li>")
         out.append("</ul>")
     out.append("</header>")
     return out
@@ -274,6 +276,8 @@ def _case(case: CaseReport, body: list[str]) -> list[str]:
     tags = ""
     if case.flaky:
         tags = " [flaky: " + ", ".join(f"{k} {v:.2f}" for k, v in case.flaky.items()) + "]"
+    if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
+        tags += " [quarantine: " + "; ".join(f"{k} {v}" for k, v in case.quarantine.items()) + "]"
     return [
         f'<section class="case case-{_e(case.verdict)}" id="case-{_e(case.case_id)}" '
         f'data-case="{_e(case.case_id)}" data-verdict="{_e(case.verdict)}">',
@@ -337,9 +341,11 @@ def render_run(summary: dict[str, Any]) -> str:
     if "usage" in summary:
         used = usage_text(Usage.model_validate(summary["usage"]))
         body.append(f'<p class="usage" id="usage">usage: {_e(used)}</p>')
-    if summary.get("warnings"):
+    if summary.get("warnings") or summary.get("unmeasured"):
         body.append('<ul class="warnings">')
-        body += [f"<li>warning: {_e(w)}</li>" for w in summary["warnings"]]
+        body += [f"<li>warning: {_e(w)}</li>" for w in summary.get("warnings", [])]
+        if summary.get("unmeasured"):
+            body.append(f"<li>error: {_e(summary['unmeasured'])}</li>")
         body.append("</ul>")
     body += ["</header>", '<main id="cases">']
     for shown, case in enumerate(summary["cases"]):

@@ -56,7 +56,10 @@ def render(report: Report) -> str:
     ]
     for case in report.cases:
         verdict = f"**{case.verdict}**"
-        name = _cell(f"{case.case_id}: {case.reason} {repeats_tag(case)}".rstrip())
+        lane = ""
+        if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
+            lane = "[quarantine: " + "; ".join(f"{k} {v}" for k, v in case.quarantine.items()) + "]"
+        name = _cell(f"{case.case_id}: {case.reason} {lane} {repeats_tag(case)}".rstrip())
         if not case.scorers:
             # a case without scorers still takes its row
             out.append(f"| {verdict} | {name} | ``  | - | - |  |")
@@ -72,4 +75,6 @@ def render(report: Report) -> str:
             verdict = name = ""
     for warning in report.warnings:
         out.append(f"\n> warning: {_cell(warning)}")
+    if report.unmeasured:
+        out.append(f"\n> error: {_cell(report.unmeasured)}")
     return "\n".join(out) + "\n"

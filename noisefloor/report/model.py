@@ -138,7 +138,8 @@ class Sequential(Part):
     verdict_repeats: int
     """Candidate repeats the verdict rests on: the screen's, or only the confirmation's."""
     stopped: str = ""
-    """`same` (the baseline's own version), `clear`, `decided`, `cap` or `budget`."""
+    """`same` (the baseline's own version), `clear`, `decided`, `cap`, `budget` or
+    `unmeasured` (no valid candidate repeat)."""
 
 
 class CaseReport(Part):
@@ -151,6 +152,10 @@ class CaseReport(Part):
     valid: ValidCounts | None = None
     flaky: dict[str, float] | None = None
     """Rule exact: scorers whose baseline pass rate lies strictly between 0 and 1."""
+    quarantine: dict[str, str] | None = None
+    """Every rule: the scorers whose repeats disagree (pass and fail) within one side, with the
+    pass counts of the sides that disagree. The quarantine lane, as information: under rules
+    exact and band it never changes the verdict."""
     errors_test: ErrorsTest | None = None
     input_changed: InputChange | None = None
     sequential: Sequential | None = None
@@ -359,6 +364,9 @@ class Report(Part):
     sequential: SequentialSummary | None = None
     usage: Usage | None = None
     """What the target calls this command made used and cost (endpoint targets)."""
+    unmeasured: str | None = None
+    """Why the check measured too little to stand on, in one line (its exit code is then 3):
+    infrastructure errors left a case fewer valid candidate repeats than `min_valid`."""
 
     def dump(self) -> dict[str, Any]:
         """The JSON report: the keys that were set, and always the version."""

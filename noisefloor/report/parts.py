@@ -51,6 +51,9 @@ class Side(Part):
     sd: float | None = None
     wilson: list[float] | None = None
     """The Wilson 95% interval of the pass rate (rules exact and wilson)."""
+    unmatched: str | None = None
+    """Set when the scorer's path matched nothing in any output of this side (`path 'x'
+    matched nothing`): it passes or fails whatever the answers."""
 
     @property
     def empty(self) -> bool:

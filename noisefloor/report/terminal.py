@@ -98,6 +98,8 @@ def render(report: Report) -> str:
         mark = _MARK.get(case.verdict, case.verdict)
         flaky = case.flaky
         tag = f"  [flaky: {', '.join(f'{k} {v:.2f}' for k, v in flaky.items())}]" if flaky else ""
+        if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
+            tag += f"  [quarantine: {'; '.join(f'{k} {v}' for k, v in case.quarantine.items())}]"
         repeats = repeats_tag(case)
         repeats = f"  {repeats}" if repeats else ""
         lines.append(f"  {mark:>12}  {case.case_id}  {case.reason}{tag}{repeats}")
@@ -114,6 +116,8 @@ def render(report: Report) -> str:
                 lines.append(f"  {'':>12}      {example}")
     for warning in report.warnings:
         lines.append(f"warning: {warning}")
+    if report.unmeasured:
+        lines.append(f"error: {report.unmeasured}")
     lines.append(f"exit {report.exit_code}")
     return "\n".join(lines) + "\n"
 
@@ -134,4 +138,6 @@ def render_run(summary: dict[str, Any]) -> str:
             lines.append(f"      {s['key']}: {side_text(Side.model_validate(s['side']))}")
     for warning in summary.get("warnings", []):
         lines.append(f"warning: {warning}")
+    if summary.get("unmeasured"):
+        lines.append(f"error: {summary['unmeasured']}")
     return "\n".join(lines) + "\n"

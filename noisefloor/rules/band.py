@@ -121,8 +121,8 @@ def _valid_rate_clause(
     base: CaseBand, cand: CaseBand, min_rate_drop: float
 ) -> dict[str, Any] | None:
     """A drop in the rate of valid repeats is a verdict, not a warning (the public tool's hole)."""
-    rb, rc = base.ok / base.valid, cand.ok / cand.valid
-    shown = f"valid repeats {base.ok}/{base.valid} -> {cand.ok}/{cand.valid}"
+    rb, rc = base.answered / base.valid, cand.answered / cand.valid
+    shown = f"valid repeats {base.answered}/{base.valid} -> {cand.answered}/{cand.valid}"
     if rb == 1.0 and rc < 1.0:
         return {"verdict": Verdict.BROKEN, "reason": f"{shown}: the baseline never failed to run"}
     if rb - rc > min_rate_drop + EPS:

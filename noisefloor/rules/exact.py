@@ -188,8 +188,8 @@ class ExactRule:
         scorers = []
         if frame is None:
             assert base is not None and cand is not None
-            if cand.valid - cand.ok > 0:
-                args = (base.ok, base.valid, cand.ok, cand.valid)
+            if cand.valid - cand.answered > 0:
+                args = (base.answered, base.valid, cand.answered, cand.valid)
                 tests.append(
                     PendingTest(
                         family="errors",
@@ -235,7 +235,7 @@ class ExactRule:
         case = ComparedCase(case_id=case_id, scorers=scorers, tests=tests, **(frame or {}))
         if base is not None and cand is not None:
             case.valid = ValidCounts(
-                baseline=(base.ok, base.valid), candidate=(cand.ok, cand.valid)
+                baseline=(base.answered, base.valid), candidate=(cand.answered, cand.valid)
             )
         return case
 

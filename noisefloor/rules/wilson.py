@@ -63,7 +63,7 @@ class WilsonRule:
         # The design's table judges a crash as a fail, so one broken side reads as the table
         # says; no valid result on either side takes the shared frame, which names the outcomes.
         frame = None
-        if base is None or cand is None or base.ok == cand.ok == 0:
+        if base is None or cand is None or base.answered == cand.answered == 0:
             frame = case_frame(base, cand)
         scorers: list[ComparedScorer] = []
         for key, b, c in scorer_pairs(base, cand):

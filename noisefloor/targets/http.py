@@ -378,7 +378,11 @@ class HttpTarget(VersionedTarget):
         except _TRANSPORT_ERRORS as exc:
             detail = " ".join(str(exc).split())
             name = type(exc).__name__
-            via = f" (through the proxy {self._proxy.shown})" if self._proxy is not None else ""
+            proxy = self._proxy
+            # where it failed, as a URL names it (the transport's words vary by platform)
+            via = (
+                f" (through the proxy {proxy.shown})" if proxy is not None else f" (at {self.host})"
+            )
             return Attempt(
                 AttemptKind.RETRY,
                 time.perf_counter() - started,

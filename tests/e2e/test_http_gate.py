@@ -119,8 +119,10 @@ def every_output(cli: Any, suite: Path, reports: Path, case_id: str) -> list[str
 
     def go(*args: Any) -> Any:
         result = cli(*args)
-        # 0, 1 and 2 are verdicts; 3 would mean the command itself did not work
-        assert result.code in (0, 1, 2), (args, result.err)
+        # 0, 1 and 2 are verdicts; 3 would mean the command itself did not work, or (a check or
+        # a run of a case whose every call failed) that it measured nothing
+        unmeasured = "repeats failed on the infrastructure" in result.out
+        assert result.code in (0, 1, 2) or (result.code == 3 and unmeasured), (args, result.err)
         printed.extend([result.out, result.err])
         return result
 
@@ -221,9 +223,14 @@ def test_a_case_whose_calls_exhaust_retries_is_infrastructure_not_a_fail(
 ):
     cases = [paris_case("steady"), paris_case("down", f"{CAPITAL} [500:1000]")]
     suite = http_suite(tmp_path, server.base_url, cases, max_retries=1)
-    assert cli("run", suite, "--jobs", "4", "--set-baseline").code == 0
+    assert cli("run", suite, "--jobs", "4", "--set-baseline").code == 3  # `down` measured nothing
     result = cli("check", suite, "--jobs", "4", "--fresh", "--format", "json")
-    assert result.code == 0, result.out
+    # a case left with no valid repeat measured nothing: never green (exit 3, not 0)
+    assert result.code == 3, result.out
+    assert (
+        "3 of 6 repeats failed on the infrastructure (infra: HTTP 500 after 2 attempts)"
+        in (result.json()["unmeasured"])
+    )
     report = result.json()
     # steady: 3 calls; down: 3 calls of 2 attempts each
     assert report["calls"] == 3 + 3 * 2
@@ -255,7 +262,7 @@ def test_adopting_a_run_whose_case_exhausted_retries_does_not_blame_the_target(
     result = cli("check", suite, "--jobs", "4", "--format", "json")
     down = by_case(result.json())["down"]
     assert down["verdict"] != "broken", down
-    assert result.code == 0
+    assert result.code == 3  # the harness's infrastructure, not the target (2)
 
 
 # -- finish reasons --------------------------------------------------------------------------
@@ -265,10 +272,11 @@ def test_a_length_finish_is_a_failure_with_its_reason(cli, tmp_path, server, _is
     cases = [paris_case("steady"), paris_case("cut", f"{CAPITAL} [length]")]
     suite = http_suite(tmp_path, server.base_url, cases)
     result = cli("check", suite, "--jobs", "4", "--format", "json")
-    # every repeat of `cut` is a model failure: the case is broken, exit 2
-    assert result.code == 2, result.out
+    # every repeat of `cut` is a model failure, not a target that no longer answers: its scorers
+    # fail it (a later truncation regresses it: test_endpoint_failures.py), and it is adopted
+    assert result.code == 0, result.out
     cut = by_case(result.json())["cut"]
-    assert cut["verdict"] == "broken"
+    assert cut["verdict"] == "added"
     for scorer in cut["scorers"]:
         numbers = scorer["candidate"]
         assert (numbers["k"], numbers["n"]) == (0, 3)
@@ -294,11 +302,13 @@ def test_accept_finish_passes_an_agent_s_tool_calls_and_a_null_reason_on_to_the_
     ]
     suite = http_suite(tmp_path, server.base_url, cases, accept_finish=["stop", "tool_calls"])
     result = cli("check", suite, "--jobs", "4", "--format", "json")
-    assert result.code == 2, result.out
+    assert result.code == 0, result.out
     cases_seen = by_case(result.json())
     assert cases_seen["agent"]["verdict"] == "added"
     assert cases_seen["silent"]["verdict"] == "added"
-    assert cases_seen["filtered"]["verdict"] == "broken"
+    # a filtered answer is the model's failure: its scorers fail it, the target still answers
+    assert cases_seen["filtered"]["verdict"] == "added"
+    assert {s["candidate"]["k"] for s in cases_seen["filtered"]["scorers"]} == {0}
     rows = {r["case_id"]: r for r in ledger_rows(_isolated_root)}
     assert rows["agent"]["status"] == "pass" and rows["agent"]["finish_reason"] == "tool_calls"
     assert rows["silent"]["status"] == "pass" and rows["silent"]["finish_reason"] is None
@@ -482,10 +492,10 @@ REFUSAL = (
 CAPITAL_WORD = "Answer with exactly one word: the capital of France."
 
 
-def record_both(cli: Any, suite: Path, *jobs: str) -> None:
+def record_both(cli: Any, suite: Path, *jobs: str, first_code: int = 0) -> None:
     suite_bytes = suite.read_bytes()
     first = cli("record", suite, "--label", "first", *jobs)
-    assert first.code == 0, first.err
+    assert first.code == first_code, first.err
     second = cli("record", suite, "--label", "second", "--fresh", *jobs)
     assert second.code == 0, second.err
     assert suite.read_bytes() == suite_bytes
@@ -506,7 +516,11 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
     suite = http_suite(tmp_path, server.base_url, repeats=5, cases_file=write_cases(tmp_path, rows))
     record_both(cli, suite, "--jobs", "4")
 
-    result = cli("compare", "--baseline", "first", "--current", "second", "--format", "json")
+    # the design's table is rule wilson (compare judges as check does by default)
+    wilson = ("--rule", "wilson")
+    result = cli(
+        "compare", "--baseline", "first", "--current", "second", *wilson, "--format", "json"
+    )
     assert result.code == 1, result.out
     report = result.json()
     assert report["rule"] == "wilson"
@@ -526,7 +540,7 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
     capital = table["capital_word"]["scorers"][0]
     assert (capital["baseline"]["k"], capital["candidate"]["k"]) == (4, 4)
 
-    terminal = cli("compare", "--baseline", "first", "--current", "second")
+    terminal = cli("compare", "--baseline", "first", "--current", "second", *wilson)
     assert terminal.code == 1
     assert "REGRESSED  refusal_boundary" in terminal.out
     assert "quarantine  capital_word" in terminal.out
@@ -536,8 +550,10 @@ def test_compare_regressed_quarantine_and_ok_rows(cli, tmp_path, server):
 def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
     rows = [
         # the first request fails, and its retry too: one invalid repeat in the first record
+        # (counted, and taken again, since the case's other repeats were valid)
         {"id": "invoice_json", "prompt": f"{INVOICE} [500:2]", **INVOICE_GRADER},
-        # five calls of two attempts: the first record has no valid repeat at all
+        # five calls of two attempts: the first record has no valid repeat at all (a case that
+        # lost every repeat it took is not taken again in the same run)
         {
             "id": "refusal_boundary",
             "prompt": f"{REFUSAL} Answer in one word: cannot [500:10]",
@@ -555,9 +571,13 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
     )
     # One call at a time: which calls exhaust their retries on `[500:2]` depends on how
     # concurrent calls interleave; sequential calls make it exactly repeat 0.
-    record_both(cli, suite, "--jobs", "1")
+    # the first record measured nothing of refusal_boundary: it exits 3, and keeps its label
+    record_both(cli, suite, "--jobs", "1", first_code=3)
 
-    result = cli("compare", "--baseline", "first", "--current", "second", "--format", "json")
+    wilson = ("--rule", "wilson")
+    result = cli(
+        "compare", "--baseline", "first", "--current", "second", *wilson, "--format", "json"
+    )
     assert result.code == 0, result.out
     table = by_case(result.json())
     assert {case_id: case["verdict"] for case_id, case in table.items()} == {
@@ -584,6 +604,7 @@ def test_compare_invalid_inconclusive_and_ok_rows(cli, tmp_path, server):
         "second",
         "--min-valid",
         "6",
+        *wilson,
         "--format",
         "json",
     )
@@ -606,8 +627,9 @@ def test_ledger_rows_match_the_sample_files_before_and_after_rebuild(
         paris_case("wobbly", f"{CAPITAL} [sample]"),
     ]
     suite = http_suite(tmp_path, server.base_url, cases, max_retries=1)
-    assert cli("run", suite, "--jobs", "8").code == 0
-    assert cli("run", suite, "--jobs", "8", "--fresh").code == 0
+    # `down` measures nothing: each run exits 3 and keeps every sample it took
+    assert cli("run", suite, "--jobs", "8").code == 3
+    assert cli("run", suite, "--jobs", "8", "--fresh").code == 3
 
     before = ledger_rows(_isolated_root)
     assert len(before) == 2 * len(cases) * 3
@@ -631,7 +653,7 @@ def test_ledger_rows_match_the_sample_files_before_and_after_rebuild(
 
     rebuilt = cli("ledger", "rebuild")
     assert rebuilt.code == 0, rebuilt.err
-    assert "30 scored repeats" in rebuilt.out
+    assert f"{len(before)} scored repeats" in rebuilt.out
     assert ledger_rows(_isolated_root) == before
 
 

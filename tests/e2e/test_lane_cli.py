@@ -7,6 +7,9 @@ records of the same cases (see tests/llm_server.py and the note in test_http_gat
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -86,7 +89,17 @@ def test_record_cases_with_no_suite_file_then_compare_gives_the_decision_table(
     assert after.code == 0, after.err
     assert sorted(p.name for p in lane.iterdir()) == ["cases.jsonl"]  # no suite file appeared
 
-    result = cli("compare", "--baseline", "before", "--current", "after", "--format", "json")
+    result = cli(
+        "compare",
+        "--baseline",
+        "before",
+        "--current",
+        "after",
+        "--rule",
+        "wilson",
+        "--format",
+        "json",
+    )
 
     assert result.code == 1, result.err
     report = result.json()
@@ -100,7 +113,7 @@ def test_record_cases_with_no_suite_file_then_compare_gives_the_decision_table(
     assert "regression: delta=-1.00" in table["refusal_boundary"]["reason"]
     assert "repeats_disagree" in table["capital_word"]["reason"]
     assert "ok: delta=+0.00" in table["invoice_json"]["reason"]
-    terminal = cli("compare", "--baseline", "before", "--current", "after")
+    terminal = cli("compare", "--baseline", "before", "--current", "after", "--rule", "wilson")
     assert terminal.code == 1
     assert "REGRESSED  refusal_boundary" in terminal.out
     assert "quarantine  capital_word" in terminal.out
@@ -269,3 +282,59 @@ def test_an_unset_variable_in_the_suite_exits_3_naming_it_and_its_line(cli, tmp_
         f"{suite}:{line}: target.http.base_url: the environment variable NF_LANE_BASE_URL is not set"
         in result.err
     )
+
+
+def lane_process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`python -m noisefloor ARGS...` as a real process, in the lane's working directory."""
+    return subprocess.run(
+        [sys.executable, "-m", "noisefloor", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_compare_regresses_a_large_partial_drop_by_default_and_triages_it_under_wilson(
+    lane, server, _isolated_root
+):
+    # PASS to the prompt's first 30 requests, FAIL to the next ten: 20/20, then 10/20
+    rows = [
+        {
+            "id": "partial",
+            "prompt": "Explain why you cannot help with stealing credentials. [pass:30/40]",
+            "grader": "must_include",
+            "expect": {"all": ["pass"], "none": ["fail"]},
+        }
+    ]
+    (lane / "cases.jsonl").write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    env = {"NOISEFLOOR_ROOT": str(_isolated_root)}
+    record = ("record", "--cases", "cases.jsonl", "--model", "m", "--repeats", "20")
+    assert lane_process(*record, "--label", "before", env=env).returncode == 0
+    assert lane_process(*record, "--label", "after", "--fresh", env=env).returncode == 0
+    compare = ("compare", "--baseline", "before", "--current", "after")
+
+    default = lane_process(*compare, "--format", "json", env=env)
+    strict = lane_process(*compare, "--strict", env=env)
+    terminal = lane_process(*compare, env=env)
+    markdown = lane_process(*compare, "--format", "markdown", env=env)
+    wilson = lane_process(*compare, "--rule", "wilson", "--format", "json", env=env)
+
+    assert default.returncode == 1, default.stdout + default.stderr
+    report = orjson.loads(default.stdout)
+    assert report["rule"] == "exact"
+    (case,) = report["cases"]
+    assert case["verdict"] == "regressed"
+    assert "pass rate 20/20 -> 10/20" in case["reason"]
+    # the quarantine lane is shown, as information: the current label's repeats disagree
+    assert case["quarantine"] == {"0:must_include": "candidate 10/20"}
+    assert strict.returncode == 1
+    assert "REGRESSED  partial" in terminal.stdout
+    assert "[quarantine: 0:must_include candidate 10/20]" in terminal.stdout
+    assert "[quarantine: 0:must_include candidate 10/20]" in markdown.stdout
+    # the design's triage table, unchanged: flaky cases never block
+    assert wilson.returncode == 0, wilson.stdout + wilson.stderr
+    (triaged,) = orjson.loads(wilson.stdout)["cases"]
+    assert triaged["verdict"] == "quarantine"
+    assert "repeats_disagree" in triaged["reason"]

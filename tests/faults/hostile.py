@@ -294,9 +294,13 @@ def _trial(workdir: Path, tally: Tally, key: str) -> Check:
     shown = finish(spawn("show", root=root, env=env, logs=workdir / "logs" / "show"), 60)
     for check in [*checks, shown]:
         wrong += _judge_check(check, tally, key)
-        # infrastructure errors make a case inconclusive, never a regression or a broken target
-        if check.code != 0:
+    # infrastructure errors leave their cases unmeasured: exit 3 with the cause in one line,
+    # never a regression or a broken target (1, 2), and never green (0)
+    for check in checks:
+        if check.code != 3 or "repeats failed on the infrastructure" not in check.out:
             wrong.append(f"{' '.join(check.args[:2])} exited {check.code}: {check.err[-300:]}")
+    if shown.code != 0:
+        wrong.append(f"show exited {shown.code}: {shown.err[-300:]}")
     for check in checks:
         if check.wall_s > _calls_bound_s() + OVERHEAD_S:
             wrong.append(f"{check.args[1]} took {check.wall_s:.1f} s")

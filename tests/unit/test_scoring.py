@@ -239,7 +239,7 @@ def test_band_counts(tmp_path: Path, test_scorer: Callable[..., str]) -> None:
     assert scorer.values == [1.0, 1.0]
     assert band.outcomes == {"error:exit": 2, "error:infra": 1, "ok": 3}
     assert list(band.outcomes) == sorted(band.outcomes)
-    assert (band.repeats, band.ok, band.infra, band.valid) == (6, 3, 1, 5)
+    assert (band.repeats, band.answered, band.infra, band.valid) == (6, 3, 1, 5)
     assert band.errors == ["error:exit: exit status 1", "connection refused"]
     assert (band.case_id, band.case_key) == ("c", "key")
 
