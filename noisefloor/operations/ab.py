@@ -19,11 +19,11 @@ from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.operations.check import shown_path
 from noisefloor.operations.run import (
     RunOptions,
-    SampleFacts,
     attach_usage,
     case_records,
     new_run_id,
 )
+from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.pool import pooled_baseline
 from noisefloor.records import CaseRecord, RunRecord

@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noisefloor import __version__, banding
@@ -18,6 +17,7 @@ from noisefloor.errors import UsageError
 from noisefloor.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
+from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
 from noisefloor.sampling import Pending, Redactor, WrittenListeners, pending_samples, take_samples
 from noisefloor.settings import RuleSettings
@@ -25,7 +25,7 @@ from noisefloor.store import LOST_MARK, Store, has_sample, lost_to_infra, short_
 from noisefloor.suite import Case, Suite
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.factory import BuiltTarget, build_target
-from noisefloor.targets.kinds import TargetKind, kind_named
+from noisefloor.targets.kinds import kind_named
 from noisefloor.usage import UsageTally
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ __all__ = [
     "RunOptions",
     "RunResult",
     "RunSession",
-    "SampleFacts",
     "attach_usage",
     "bands_of",
     "case_key",
@@ -426,40 +425,3 @@ def _after_held(case: CaseRecord, held: CaseRecord | None) -> CaseRecord:
     return case.model_copy(
         update={"first_repeat": held.repeats, "repeats": held.repeats + case.repeats}
     )
-
-
-class SampleFacts:
-    """What a kind's check of a run (`TargetKind.check_run`) needs of each sample: noted as each
-    sample is written, so that a run's record reads back only the samples it did not take (the
-    record of 1,000 new HTTP samples read them all again: 33-52 ms here, now 4-6 ms).
-
-    Kept by sample directory, then repeat, each distinct fact once: tens of bytes a sample.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._noted: dict[str, dict[int, Any]] = {}
-        self._distinct: dict[Any, Any] = {}
-
-    def note(self, item: Pending, path: Path, data: dict[str, Any]) -> None:
-        """Keep a written sample's fact (an `OnWritten`: called from the writer's thread)."""
-        kind = kind_named(data["kind"])
-        if kind.checks_runs:
-            fact = kind.run_fact(RawSample.model_validate(data))
-            fact = self._distinct.setdefault(fact, fact)
-            self._noted.setdefault(item.case.sample_dir, {})[item.repeat] = fact
-
-    def check_run(self, kind: TargetKind, cases: list[CaseRecord]) -> dict[str, int]:
-        """`kind`'s check of the samples of `cases`; the models an endpoint served."""
-        if not kind.checks_runs:
-            return {}
-        return kind.check_run(self._facts(kind, cases))
-
-    def _facts(self, kind: TargetKind, cases: list[CaseRecord]) -> Iterator[Any]:
-        for case in cases:
-            noted = self._noted.get(case.sample_dir, {})
-            for repeat, path in enumerate(self._store.sample_files(case), case.start):
-                if repeat in noted:
-                    yield noted[repeat]
-                else:
-                    yield kind.run_fact(banding.read_sample(path))

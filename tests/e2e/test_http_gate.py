@@ -22,7 +22,7 @@ import yaml
 
 from noisefloor import banding
 from noisefloor.ledger import Ledger, ledger_path
-from noisefloor.operations.run import SampleFacts
+from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.report import FORMATS
 from tests.llm_server import LlmServer
 from tests.proxy_server import ProxyServer

@@ -10,7 +10,7 @@ import pytest
 
 from noisefloor import banding
 from noisefloor.errors import TargetConfigError
-from noisefloor.operations.run import SampleFacts
+from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.records import CaseRecord
 from noisefloor.sampling import Pending, WrittenListeners
 from noisefloor.store import Store
