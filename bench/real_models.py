@@ -354,7 +354,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--deepen", type=int, help="deepen the adopted baseline to N repeats (default: as adopted)"
     )
-    parser.add_argument("--root", type=Path, help="keep the store here (default: a temporary one)")
+    parser.add_argument(
+        "--root", type=Path, help="keep the store here, a new directory (default: a temporary one)"
+    )
     parser.add_argument("--qwen-url", default="http://127.0.0.1:8765/v1")
     parser.add_argument("--smollm2-url", default="http://127.0.0.1:8766/v1")
     parser.add_argument(
@@ -382,6 +384,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.root is not None and args.root.exists() and any(args.root.iterdir()):
+        raise SystemExit(f"real_models.py: --root {args.root} is not empty; the bench adopts anew")
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     try:
         run(args)
