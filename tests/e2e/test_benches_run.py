@@ -3,6 +3,8 @@ process. Their figures are measured by hand (README), never asserted here."""
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +90,37 @@ def test_the_side_by_side_bench_times_another_harness(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "the other harness:" in proc.stdout
     assert "noisefloor run against the other harness:" in proc.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ([], "none to start"),
+        # a Python without llama-cpp-python: the server cannot be started
+        (["--llm-python", sys.executable, "--qwen-model", __file__], "cannot import llama_cpp"),
+        (["--llm-python", sys.executable, "--qwen-model", "missing.gguf"], "no Qwen GGUF"),
+    ],
+)
+def test_the_real_model_bench_skips_without_a_model(extra: list[str], why: str) -> None:
+    """`real_models.py` needs two served models; without them it says why in one line, exit 0."""
+    urls = ["--qwen-url", f"http://127.0.0.1:{_free_port()}/v1"]
+    urls += ["--smollm2-url", f"http://127.0.0.1:{_free_port()}/v1"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOISEFLOOR_")}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "real_models.py"), *urls, *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("skipped: ") and proc.stdout.count("\n") == 1, proc.stdout
+    assert why in proc.stdout
+    assert not proc.stderr
