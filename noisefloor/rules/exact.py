@@ -253,13 +253,11 @@ class ExactRule:
         tested: dict[int, _Tested] = {}
         for family in CONTINUOUS:
             fam = [t for t in all_tests if t.family == family]
-            # tests the family must count but that were not taken here never reject
-            floor = settings.family_floor.get(family, 0)
-            ps = [t.p for t in fam] + [1.0] * max(0, floor - len(fam))
+            ps = [t.p for t in fam]
             for t, thr, rej in zip(
                 fam,
-                stats.holm_thresholds(ps, alphas[family])[: len(fam)],
-                stats.holm(ps, alphas[family])[: len(fam)],
+                stats.holm_thresholds(ps, alphas[family]),
+                stats.holm(ps, alphas[family]),
                 strict=True,
             ):
                 tested[id(t)] = _Tested(t.p, thr, rej)
@@ -379,6 +377,7 @@ class ExactRule:
         evidence.p_improve = _r(imp.p)
         evidence.threshold = _r(reg.threshold)
         evidence.min_effect = me
+        evidence.suspect_drop = suspect
         evidence.min_detectable_drop = _r(mde)
         rate = f"{b.k}/{b.n} -> {c.k}/{c.n}"
         if reg.rejected and drop >= me - stats.TOL:
