@@ -6,12 +6,15 @@ deterministic cases, 30% noisy N(0, 1)), builds the bands both sides would produ
 rule's `compare` and `decide` for verdicts. Prints, per rule and N: the share of unchanged suites
 that fail (exit 1 or 2), and the share of suites in which a changed case is flagged regressed.
 
-The sequential design of `check` runs through the same code a check runs (`noisefloor.sequential`
-and the rule): every case screened at 5 candidate repeats against a deep baseline, the cases in
-doubt confirmed on fresh repeats up to 30; it also prints the mean candidate repeats per case on
-unchanged suites, and the repeats spent on the changed case.
+The sequential design of `check` runs through the functions a check runs (`noisefloor.sequential`
+and the rule): looks at 5, 10, 20, 40 and 60 candidate repeats against a deep baseline, alpha
+spent across them, each look's correction over every case, futility stops. It runs on two
+mixes, the current one and an LLM-like noisy one (15 cases at pass rate 1.0, 10 at 0.9, 10 at
+0.7, 10 at 0.5, 5 at 0.2), and prints the false-alarm rates, the power per change, the mean
+candidate repeats per unchanged case, the repeats spent on the changed case, and the baseline's
+one-time calls; --depth, --cap and --rho compare other designs through the same code.
 
-Usage: python bench/calibration.py [--suites 2000] [--seed 1] [--depth 30]
+Usage: python bench/calibration.py [--suites 2000] [--seed 1] [--rules ...] [--depth 100 30]
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from noisefloor.settings import (  # noqa: E402
     BASELINE_REPEATS,
     MAX_REPEATS,
     REPEATS,
+    SPENDING_RHO,
     RuleName,
     RuleSettings,
 )
@@ -288,11 +292,26 @@ def _constant_pair(nb: int, nc: int) -> bytes:
     )
 
 
-def sequential_cell(cell: tuple[str, int, int, int, int, int, str]) -> list[Outcome]:
-    """One cell of a sequential row: a mix, and nothing changed (binary or continuous), or one
-    change; its own random stream."""
-    mix, depth, first, cap, suites, seed, what = cell
-    design = Design(max_repeats=cap, baseline_repeats=depth)
+@dataclass(frozen=True)
+class Variant:
+    """One sequential design the bench compares: a mix, the baseline's depth, the cap and the
+    spending function's exponent."""
+
+    mix: str
+    depth: int
+    cap: int
+    rho: float
+
+    def design(self) -> Design:
+        return Design(max_repeats=self.cap, baseline_repeats=self.depth, rho=self.rho)
+
+
+def sequential_cell(cell: tuple[Variant, int, int, int, str]) -> list[Outcome]:
+    """One cell of a sequential row: a variant, and nothing changed (binary or continuous), or
+    one change; its own random stream."""
+    variant, first, suites, seed, what = cell
+    mix, depth, cap = variant.mix, variant.depth, variant.cap
+    design = variant.design()
     rng = np.random.default_rng(seed)
     changes = {label: (p_b, p_c) for label, p_b, p_c in SEQ_CHANGES}
     draws: Callable[..., Callable[[int, int], ComparedCase]]
@@ -311,11 +330,12 @@ def sequential_cell(cell: tuple[str, int, int, int, int, int, str]) -> list[Outc
 SEQ_CELLS = ["null binary", "null continuous", *(c[0] for c in SEQ_CHANGES), f"{SHIFT_SD:g} sd"]
 
 
-def sequential_row(
-    mix: str, depth: int, first: int, cap: int, results: dict[str, list[Outcome]]
-) -> list[str]:
-    """A mix's row: FAR, power per change, repeats per unchanged case and on the changed one."""
-    row = [mix, f"{depth}", "/".join(map(str, Design(max_repeats=cap).schedule(first)))]
+def sequential_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -> list[str]:
+    """A variant's row: FAR, power per change, repeats per unchanged case and on the changed
+    one, and the baseline's one-time calls."""
+    depth = variant.depth
+    looks = "/".join(map(str, variant.design().schedule(first)))
+    row = [variant.mix, f"{depth}", looks, f"{variant.rho:g}"]
     row.append(f"{100 * np.mean([o.failed for o in results['null binary']]):.1f}%")
     row.append(f"{100 * np.mean([o.failed for o in results['null continuous']]):.1f}%")
     spent = []
@@ -372,14 +392,23 @@ def main() -> None:
     parser.add_argument(
         "--depth",
         type=int,
-        default=BASELINE_REPEATS,
+        nargs="+",
+        default=[BASELINE_REPEATS],
         help=f"deep baseline repeats of the sequential rows (default {BASELINE_REPEATS})",
     )
     parser.add_argument(
         "--cap",
         type=int,
-        default=MAX_REPEATS,
+        nargs="+",
+        default=[MAX_REPEATS],
         help=f"candidate repeats per case at most (default {MAX_REPEATS})",
+    )
+    parser.add_argument(
+        "--rho",
+        type=float,
+        nargs="+",
+        default=[SPENDING_RHO],
+        help=f"exponents of the alpha-spending function (default {SPENDING_RHO:g})",
     )
     parser.add_argument("--first", type=int, default=REPEATS, help="the first look's repeats")
     parser.add_argument(
@@ -422,6 +451,7 @@ def main() -> None:
                 "mix",
                 "baseline",
                 "looks",
+                "rho",
                 "FAR binary",
                 "FAR contin.",
                 *(f"flag {c[0]}" for c in SEQ_CHANGES),
@@ -432,20 +462,27 @@ def main() -> None:
             ]
             print("| " + " | ".join(seq_head) + " |")
             print("|" + "---|" * len(seq_head))
+            variants = [
+                Variant(mix, depth, cap, rho)
+                for mix in args.mixes
+                for depth in args.depth
+                for cap in args.cap
+                for rho in args.rho
+            ]
             seq_cells = [
-                (mix, args.depth, args.first, args.cap, args.suites, args.seed * 7919 + i, what)
-                for i, (mix, what) in enumerate(
-                    (mix, what) for mix in args.mixes for what in SEQ_CELLS
+                (variant, args.first, args.suites, args.seed * 7919 + i, what)
+                for i, (variant, what) in enumerate(
+                    (variant, what) for variant in variants for what in SEQ_CELLS
                 )
             ]
             outcomes = pool.map(sequential_cell, seq_cells, chunksize=1)
-            for mix in args.mixes:
+            for variant in variants:
                 results = {
-                    cell[6]: got
+                    cell[4]: got
                     for cell, got in zip(seq_cells, outcomes, strict=True)
-                    if cell[0] == mix
+                    if cell[0] == variant
                 }
-                row = sequential_row(mix, args.depth, args.first, args.cap, results)
+                row = sequential_row(variant, args.first, results)
                 print("| " + " | ".join(row) + " |", flush=True)
     print(f"\n({time.perf_counter() - started:.0f} s)")
 

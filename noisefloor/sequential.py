@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from noisefloor import stats
 from noisefloor.report.model import CaseReport, ScorerReport
+from noisefloor.rules.exact import ADD_REPEATS
 from noisefloor.settings import (
     BASELINE_REPEATS,
     FUTILITY,
@@ -124,19 +125,27 @@ def doubt_p(case: CaseReport) -> float:
 def step(case: CaseReport, futility: float | None) -> Stop | None:
     """What a case does after a look: stop (and why), or None to take the next look.
 
-    A case goes on while the rule calls it inconclusive or a worsening's p is at most the
-    futility bound; `futility` None is the last look, which stops every case.
+    A case goes on while the rule calls a scorer inconclusive or a worsening's p is at most the
+    futility bound; `futility` None is the last look, which stops every case. A case that
+    cannot be compared at all stops as decided, never as clear.
     """
-    if case.verdict in _FINAL:
+    if case.verdict in _FINAL or _uncomparable(case):
         return Stop.DECIDED
     if futility is None:
         return Stop.CAP
-    inconclusive = case.verdict is Verdict.INCONCLUSIVE or any(
-        s.verdict is Verdict.INCONCLUSIVE for s in case.scorers
-    )
+    inconclusive = any(s.verdict is Verdict.INCONCLUSIVE for s in case.scorers)
     if inconclusive or doubt_p(case) <= futility:
         return None
     return Stop.CLEAR
+
+
+def _uncomparable(case: CaseReport) -> bool:
+    """An inconclusive case none of whose scorers could be judged (every repeat hit an
+    infrastructure error, on either side): more repeats of it are not doubt but the same
+    failure, and it is never clear."""
+    return case.verdict is Verdict.INCONCLUSIVE and all(
+        s.verdict is Verdict.UNMEASURED for s in case.scorers
+    )
 
 
 def doubt_order(cases: Sequence[CaseReport]) -> list[str]:
@@ -174,9 +183,13 @@ def settle(case: CaseReport, stop: Stop, advice: str) -> CaseReport:
     """A case stopped at the cap or by the budget: `unchanged` only where every scorer's interval
     of change excludes a drop that matters, else `inconclusive`, with `advice` (what would
     narrow the interval)."""
-    if stop not in (Stop.CAP, Stop.BUDGET) or case.verdict is not Verdict.UNCHANGED:
-        if stop is Stop.BUDGET and case.verdict is Verdict.INCONCLUSIVE:
-            return case.model_copy(update={"reason": f"{case.reason}; {advice}"})
+    if stop not in (Stop.CAP, Stop.BUDGET):
+        return case
+    if case.verdict is Verdict.INCONCLUSIVE:
+        # the rule's own advice, more repeats, is what the cap or the budget just ran out of
+        reason = case.reason.removesuffix(f": {ADD_REPEATS}").removesuffix(f"; {ADD_REPEATS}")
+        return case.model_copy(update={"reason": f"{reason}; {advice}"})
+    if case.verdict is not Verdict.UNCHANGED:
         return case
     opened = [(s, why) for s in case.scorers if (why := _open_interval(s)) is not None]
     if not opened:

@@ -126,7 +126,7 @@ def write_suite(directory: Path, cases: list[str] | None = None) -> Path:
             "timeout_s": 30,
             "fingerprint": ["rag_fake.py"],
         },
-        "defaults": {"repeats": 3},
+        "defaults": {"repeats": 3, "baseline_repeats": 3},
         "cases": [
             {"id": cid, "input": ANSWERS[cid][0], "scorers": SCORERS[cid]}
             for cid in (cases or list(ANSWERS))

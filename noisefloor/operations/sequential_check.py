@@ -8,13 +8,15 @@ from __future__ import annotations
 import statistics as pystats
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from noisefloor import stats
 from noisefloor.comparison import comparison_parts, run_summary
 from noisefloor.errors import UsageError
+from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pool import against_pool
-from noisefloor.records import CaseRecord, RunRecord
+from noisefloor.records import CaseRecord, JudgedLook, RunRecord, SequentialRecord
 from noisefloor.report.model import (
     CaseReport,
     LookSummary,
@@ -22,15 +24,14 @@ from noisefloor.report.model import (
     RuleSummary,
     Runs,
     Sequential,
-    SequentialSummary,
     Work,
 )
 from noisefloor.sequential import Design, Stop, doubt_order, doubt_p, settle, step
-from noisefloor.settings import REFERENCE_CHANGE, RuleSettings
+from noisefloor.settings import RuleSettings
 from noisefloor.store import Store
 from noisefloor.verdict import suite_summary
 
-__all__ = ["Budget", "Sampler", "sequential_check"]
+__all__ = ["Budget", "Sampler", "rejudge", "sequential_check"]
 
 
 class Sampler(Protocol):
@@ -122,7 +123,8 @@ def sequential_check(
     *,
     allow_target_change: bool = False,
 ) -> tuple[dict[str, Any], RunRecord]:
-    """Sample and judge look by look; return the report's parts and the candidate's run saved.
+    """Sample and judge look by look; return the report's parts and the candidate's run saved,
+    which keeps the looks it was judged by (`rejudge` judges it again by them).
 
     `pool_of()` gives the deep baseline as it stands once a look's samples are written (a check
     of the baseline's own version adds to it, an A/B's baseline arm grows with the candidate).
@@ -137,12 +139,13 @@ def sequential_check(
     final: dict[str, CaseReport] = {}
     stops: dict[str, Stop] = {}
     why: dict[str, str] = {}
-    looked: dict[str, list[int]] = {cid: [] for cid in windows}
+    last_look: dict[str, int] = {}
+    judged: list[JudgedLook] = []
     looks: list[LookSummary] = []
-    executed: Counter[str] = Counter()
-    up_to_date: Counter[str] = Counter()
+    work: list[Work] = []
     parts: dict[str, Any] = {}
-    first_summary: RuleSummary | None = None
+    first: RuleSummary | None = None
+    pool: RunRecord | None = None
     for j, size in enumerate(sizes):
         if j:
             wanted = [
@@ -164,19 +167,17 @@ def sequential_check(
             pool_dirs = {c.case_id: c.sample_dir for c in pool.cases}
             for cid in [cid for cid in running if pool_dirs.get(cid) == windows[cid].sample_dir]:
                 stops[cid], why[cid] = Stop.SAME, "the baseline's own version and input"
+                last_look[cid] = 0
                 running.remove(cid)
+        cand = against_pool(pool, sampler.record(list(windows.values())))
+        judged.append(_judged_look(shares[j], pool, cand))
         look_settings = design.look(settings, shares[j])
         parts = comparison_parts(
-            store,
-            pool,
-            against_pool(pool, sampler.record(list(windows.values()))),
-            look_settings,
-            allow_target_change=allow_target_change,
+            store, pool, cand, look_settings, allow_target_change=allow_target_change
         )
-        executed.update(parts["work"].executed)
-        up_to_date.update(parts["work"].up_to_date)
+        work.append(parts["work"])
         summary: RuleSummary = parts["rule_summary"]
-        first_summary = first_summary or summary
+        first = first or summary
         futility = design.futility_at(j, len(sizes))
         looks.append(
             LookSummary(
@@ -189,66 +190,95 @@ def sequential_check(
         )
         for case in parts["cases"]:
             cid = case.case_id
-            if cid not in running and cid in final:
-                continue  # stopped earlier: its table counted in the family, its verdict stands
-            final[cid] = case
+            if cid in running or cid not in final:
+                final[cid] = case
             if cid not in running:
-                continue
-            looked[cid].append(windows[cid].repeats - windows[cid].first_repeat)
+                continue  # stopped earlier: its table counted in the family, its verdict stands
+            last_look[cid] = j
             stop = step(case, futility)
             if stop is not None:
                 stops[cid], why[cid] = stop, _why(stop, case, size, futility)
                 running.remove(cid)
         if not running:
             break
-    for cid in running:  # not reached when the schedule ends: every case stops at the cap
-        stops[cid] = Stop.CAP
+    assert pool is not None and not running, "the last look stops every case"
     order = [c.case_id for c in sampler.cases()]
     run = sampler.finish([windows[cid] for cid in order])
     pool = pool_of()
     depth = _depth(pool)
-    shallow = depth < design.baseline_repeats
-    cases = []
-    for cid in order:
-        stop = stops[cid]
-        advice = budget.advice() if stop is Stop.BUDGET else _cap_advice(shallow, depth, design)
-        case = settle(final[cid], stop, advice)
-        cases.append(
-            case.model_copy(
-                update={
-                    "sequential": _evidence(pool, windows[cid], stop, why.get(cid, ""), looked[cid])
-                }
-            )
-        )
-    shown_run = against_pool(pool, run)
-    parts = {
-        **parts,
-        "candidate": run.run_id,
-        "cases": cases,
-        "rule_summary": first_summary,
-        "work": Work(executed=dict(executed), up_to_date=dict(up_to_date)),
-        "settings": ReportSettings.model_validate(settings.config()),
-        "suite_summary": suite_summary(cases, settings),
-        "runs": Runs(
-            baseline=run_summary(pool, store), candidate=run_summary(shown_run, store, run)
-        ),
+    advice = {
+        cid: budget.advice() if stop is Stop.BUDGET else _cap_advice(depth, design)
+        for cid, stop in stops.items()
+        if stop in (Stop.CAP, Stop.BUDGET)
     }
-    seq = _summary(design, depth, cases, looks, sampler.taken, first_summary, settings)
+    record = SequentialRecord(
+        baseline=pool.run_id,
+        looks=judged,
+        last_look=last_look,
+        stops={cid: stop.value for cid, stop in stops.items()},
+        why=why,
+        advice=advice,
+    )
+    run = run.model_copy(update={"sequential": record})
+    store.save_run(run)
+    cases = _settled(record, final, order)
+    parts = _parts(parts, store, pool, run, cases, work, settings)
+    parts["rule_summary"] = first
+    seq = spent(design, depth, cases, looks, sampler.taken, first, settings)
     parts["sequential"] = seq
-    parts["warnings"] = [*parts["warnings"], *_shallow(seq)]
+    parts["warnings"] = [*parts["warnings"], *shallow_warning(seq)]
     return parts, run
+
+
+def rejudge(
+    store: Store,
+    base: RunRecord,
+    cand: RunRecord,
+    settings: RuleSettings,
+    *,
+    allow_target_change: bool = False,
+) -> dict[str, Any]:
+    """The report's parts of a run a sequential check took, judged again by its own looks: the
+    same windows of both sides at each look, the same shares of alpha, each case's verdict from
+    the look it stopped at. Calls no target; `settings` are the command's (the same flags give
+    the check's verdicts)."""
+    record = cand.sequential
+    assert record is not None, "only a sequential check's run is judged again by its looks"
+    final: dict[str, CaseReport] = {}
+    work: list[Work] = []
+    parts: dict[str, Any] = {}
+    first: RuleSummary | None = None
+    for j, look in enumerate(record.looks):
+        pool, run = _at_look(base, look, baseline=True), _at_look(cand, look, baseline=False)
+        look_settings = replace(settings, alpha=settings.alpha * look.alpha_share)
+        parts = comparison_parts(
+            store, pool, run, look_settings, allow_target_change=allow_target_change
+        )
+        work.append(parts["work"])
+        first = first or parts["rule_summary"]
+        for case in parts["cases"]:
+            if record.last_look.get(case.case_id) == j:
+                final[case.case_id] = case
+    order = [c.case_id for c in cand.cases]
+    pool = _at_look(base, record.looks[-1], baseline=True)
+    parts = _parts(parts, store, pool, cand, _settled(record, final, order), work, settings)
+    parts["rule_summary"] = first
+    return parts
 
 
 def _why(stop: Stop, case: CaseReport, size: int, futility: float | None) -> str:
     if stop is Stop.CLEAR:
-        return f"no worsening left plausible after {size} repeats (p={doubt_p(case):.3g} > {futility:g})"
+        return (
+            f"no worsening left plausible after {size} repeats "
+            f"(p={doubt_p(case):.3g} > {futility:g})"
+        )
     if stop is Stop.CAP:
         return f"the cap: {size} repeats"
     return f"decided at the look of {size} repeats"
 
 
-def _cap_advice(shallow: bool, depth: int, design: Design) -> str:
-    if shallow:
+def _cap_advice(depth: int, design: Design) -> str:
+    if depth < design.baseline_repeats:
         return (
             f"the baseline holds {depth} repeats per case: `noisefloor baseline deepen` tops it "
             f"up to {design.baseline_repeats} and narrows the interval"
@@ -260,12 +290,51 @@ def _depth(pool: RunRecord) -> int:
     return round(pystats.median(c.repeats - c.start for c in pool.cases)) if pool.cases else 0
 
 
-def _evidence(
-    pool: RunRecord, window: CaseRecord, stop: Stop, why: str, looked: list[int]
-) -> Sequential:
-    """A case's repeats: one of the baseline's own version rests on the pool alone."""
-    held = {c.case_id: c.repeats - c.start for c in pool.cases}
-    depth = held.get(window.case_id, 0)
+def _judged_look(share: float, pool: RunRecord, cand: RunRecord) -> JudgedLook:
+    """A look as the run keeps it: every case's windows on both sides."""
+    base = {c.case_id: (c.start, c.repeats) for c in pool.cases}
+    return JudgedLook(
+        alpha_share=share,
+        windows={c.case_id: (c.start, c.repeats, *base.get(c.case_id, (0, 0))) for c in cand.cases},
+    )
+
+
+def _at_look(run: RunRecord, look: JudgedLook, *, baseline: bool) -> RunRecord:
+    """One side of a kept look: its cases at the windows the look judged."""
+    at = 2 if baseline else 0
+    cases = []
+    for case in run.cases:
+        window = look.windows.get(case.case_id)
+        if window is not None and (window[at], window[at + 1]) != (0, 0):
+            case = case.model_copy(update={"start": window[at], "repeats": window[at + 1]})
+        cases.append(case)
+    return run.model_copy(update={"cases": cases})
+
+
+def _settled(
+    record: SequentialRecord, final: dict[str, CaseReport], order: list[str]
+) -> list[CaseReport]:
+    """Each case's verdict from the look it stopped at, settled at the cap or the budget, with
+    what it rests on and why it stopped."""
+    out = []
+    for cid in order:
+        stop = Stop(record.stops[cid])
+        case = settle(final[cid], stop, record.advice.get(cid, ""))
+        last = record.last_look[cid]
+        windows = [look.windows[cid] for look in record.looks[: last + 1]]
+        out.append(
+            case.model_copy(
+                update={"sequential": _evidence(windows, stop, record.why.get(cid, ""))}
+            )
+        )
+    return out
+
+
+def _evidence(windows: list[tuple[int, int, int, int]], stop: Stop, why: str) -> Sequential:
+    """A case's repeats at each look it took part in: one of the baseline's own version rests on
+    the pool alone."""
+    c_start, c_end, b_start, b_end = windows[-1]
+    depth = b_end - b_start
     if stop is Stop.SAME:
         return Sequential(
             baseline_repeats=depth,
@@ -275,90 +344,43 @@ def _evidence(
             stopped=stop.value,
             why=why,
         )
-    taken = window.repeats - window.start
+    looked = [end - start for start, end, _, _ in windows]
     return Sequential(
         baseline_repeats=depth,
-        candidate_repeats=taken,
-        screen=looked[0] if looked else taken,
-        verdict_repeats=taken,
+        candidate_repeats=c_end - c_start,
+        screen=looked[0],
+        verdict_repeats=c_end - c_start,
         looks=looked,
         stopped=stop.value,
         why=why,
     )
 
 
-def _summary(
-    design: Design,
-    depth: int,
+def _parts(
+    last: dict[str, Any],
+    store: Store,
+    pool: RunRecord,
+    run: RunRecord,
     cases: list[CaseReport],
-    looks: list[LookSummary],
-    taken: int,
-    first: RuleSummary | None,
+    work: list[Work],
     settings: RuleSettings,
-) -> SequentialSummary:
-    """The design, what it spent, and what a fixed design of the same power would have: exact
-    power against `REFERENCE_CHANGE` at this check's first-look K and this baseline's depth."""
-    stopped = Counter(c.sequential.stopped for c in cases if c.sequential is not None)
-    summary = SequentialSummary(
-        looks=looks,
-        max_repeats=design.max_repeats,
-        max_calls=design.max_calls,
-        baseline_repeats=depth,
-        design_baseline_repeats=design.baseline_repeats,
-        screened=len(cases),
-        budget_stopped=stopped.get(Stop.BUDGET.value, 0),
-        calls=taken,
-        stops=dict(sorted(stopped.items())),
-    )
-    k = (first.K or {}).get("regress") if first is not None else None
-    if k is None or depth < 1 or not looks:
-        return summary
-    sizes = design.schedule(looks[0].repeats)
-    shares = stats.spending(sizes, design.rho)
-    p_b, p_c = REFERENCE_CHANGE
-    summary.reference = f"{p_b:.1f} -> {p_c:.1f}"
-    power = _power(design, sizes, shares, k, depth, settings)
-    summary.power = round(power, 4)
-    if depth < design.baseline_repeats:
-        deeper = _power(design, sizes, shares, k, design.baseline_repeats, settings)
-        summary.deeper_power = round(deeper, 4)
-    # a fixed design "as strong" as a weak one says nothing: compare where the design works
-    if power >= 0.5:
-        fixed = stats.repeats_needed(p_b, p_c, settings.alpha / k, power, n_baseline=depth)
-        if fixed is not None:
-            summary.fixed_repeats = fixed
-            summary.fixed_calls = fixed * len(cases)
-    return summary
-
-
-def _power(
-    design: Design,
-    sizes: list[int],
-    shares: list[float],
-    k: int,
-    depth: int,
-    settings: RuleSettings,
-) -> float:
-    looks = stats.Looks(
-        sizes=tuple(sizes),
-        thresholds=tuple(settings.alpha * s / k for s in shares),
-        futility=tuple(
-            f for j in range(len(sizes)) if (f := design.futility_at(j, len(sizes))) is not None
+) -> dict[str, Any]:
+    """The report's parts: the last look's, with every case's settled verdict and both sides as
+    the verdicts rest on them."""
+    executed: Counter[str] = Counter()
+    up_to_date: Counter[str] = Counter()
+    for w in work:
+        executed.update(w.executed)
+        up_to_date.update(w.up_to_date)
+    return {
+        **last,
+        "candidate": run.run_id,
+        "cases": cases,
+        "work": Work(executed=dict(executed), up_to_date=dict(up_to_date)),
+        "settings": ReportSettings.model_validate(settings.config()),
+        "suite_summary": suite_summary(cases, settings),
+        "runs": Runs(
+            baseline=run_summary(pool, store),
+            candidate=run_summary(against_pool(pool, run), store, run),
         ),
-        suspect_drop=settings.suspect_drop,
-        min_effect=settings.scorer("").min_effect,
-    )
-    p_b, p_c = REFERENCE_CHANGE
-    return stats.look_outcome(depth, looks, p_b, p_c)[0]
-
-
-def _shallow(summary: SequentialSummary) -> list[str]:
-    """A warning when the baseline holds fewer repeats than the design counts on."""
-    if summary.deeper_power is None or summary.power is None:
-        return []
-    return [
-        f"the baseline holds {summary.baseline_repeats} repeats per case (median): "
-        f"`noisefloor baseline deepen` on the baseline's code tops it up to "
-        f"{summary.design_baseline_repeats}, and a {summary.reference} drop is then flagged in "
-        f"{100 * summary.deeper_power:.0f}% of checks instead of {100 * summary.power:.0f}%"
-    ]
+    }

@@ -28,8 +28,11 @@ from noisefloor.report.model import (
 from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
-__all__ = ["ExactRule"]
+__all__ = ["ADD_REPEATS", "ExactRule"]
 
+#: The advice an inconclusive verdict ends with; a sequential check at its cap replaces it with
+#: what would narrow the interval there (`noisefloor.sequential.settle`).
+ADD_REPEATS = "add repeats"
 #: Families of tests corrected together: discrete ones with Tarone, continuous ones with Holm.
 DISCRETE = ("errors", "regress", "improve")
 CONTINUOUS = ("worse", "better")
@@ -163,7 +166,7 @@ def _value_verdict(
         return (
             Verdict.INCONCLUSIVE,
             f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
-            f"{worse.threshold:.3g}); the 95% interval reaches {stated}: add repeats",
+            f"{worse.threshold:.3g}); the 95% interval reaches {stated}: {ADD_REPEATS}",
         )
     if suspect:
         return (
@@ -393,7 +396,7 @@ class ExactRule:
                 (
                     Verdict.INCONCLUSIVE,
                     f"pass rate {rate}: a drop of {drop:.2f}, not significant at this N "
-                    f"(p={reg.p:.3g} > {reg.threshold:.3g}); add repeats",
+                    f"(p={reg.p:.3g} > {reg.threshold:.3g}); {ADD_REPEATS}",
                 )
             )
         elif drop >= suspect - stats.TOL:

@@ -7,6 +7,7 @@ import contextlib
 import io
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -168,6 +169,28 @@ def test_a_partial_drop_is_decided_at_a_later_look_on_every_repeat(cli, project,
     # the candidate took each of its repeats once
     taken = logged(log) - before
     assert set(taken.values()) == {1} and len(taken) == 20
+    # every sample it took is in the ledger with its real status, the first look's included
+    ledger = sqlite3.connect(project.parent / "store" / "ledger.sqlite")
+    rows = ledger.execute(
+        "SELECT case_id, repeat_idx, status FROM run_samples WHERE run_id = ?",
+        (report["candidate"],),
+    ).fetchall()
+    ledger.close()
+    assert sorted(rows) == [
+        (cid, r, "fail" if r % 3 == 0 else "pass") for cid in ("alpha", "beta") for r in range(10)
+    ]
+    shown = cli("show", report["candidate"], "--case", "alpha").out
+    assert all(f"-- repeat {r} [ok]" in shown for r in range(10))
+    # judged again from the store, by the check's own looks: the same verdicts, thresholds and
+    # evidence, not a fixed test of all repeats at the whole of alpha
+    again = cli("diff", "--format", "json")
+    assert again.code == 1
+    redone = again.json()
+    assert redone["counts"] == report["counts"]
+    for case, was in zip(redone["cases"], report["cases"], strict=True):
+        assert case["sequential"] == was["sequential"]
+        assert case["scorers"][1]["evidence"] == was["scorers"][1]["evidence"]
+        assert case["reason"] == was["reason"]
 
 
 def test_the_budget_leaves_doubt_inconclusive_and_reruns_take_only_the_rest(cli, project, deep):
@@ -241,6 +264,34 @@ def test_a_killed_check_resumes_without_repeating_a_sample(cli, project, deep):
     # (it may have answered after its sample could no longer be written)
     assert len(taken) == 20
     assert sum(taken.values()) - 60 <= 1, taken.most_common(3)
+
+
+def test_an_inconclusive_at_the_cap_names_what_would_narrow_it(cli, project, deep):
+    suite, log = deep
+    edit_target(project, '("flake-every", int, 0)', '("flake-every", int, 5)')
+    # looks at 5 and 10: 8/10 against 30/30 is not significant, and its interval reaches 0.2
+    args = ("check", suite, "--max-repeats", "10", "--format", "json")
+    shallow = cli(*args, "--baseline-repeats", "40").json()
+    assert shallow["counts"] == {"inconclusive": 2}
+    for case in shallow["cases"]:
+        assert case["sequential"]["stopped"] == "cap"
+        # the rule's own advice, more repeats, is what the cap ran out of: the baseline is
+        # what limits this case
+        reason = case["reason"]
+        assert "30/30 -> 8/10: a drop of 0.20, not significant at this N" in reason
+        assert "add repeats" not in reason
+        assert "the baseline holds 30 repeats per case: `noisefloor baseline deepen`" in reason
+    deep_enough = cli(*args).json()
+    assert all("raise --max-repeats" in c["reason"] for c in deep_enough["cases"])
+
+
+def test_the_first_check_adopts_deep_and_says_so_once(cli, project):
+    suite, log = suite_with_log(project, baseline_repeats=7)
+    first = cli("check", suite)
+    assert first.code == 0
+    note = "It was sampled at 7 repeats per case (14 calls), once"
+    assert first.out.count(note) == 1 and note not in first.err
+    assert sum(logged(log).values()) == 14
 
 
 def test_deepen_needs_a_baseline_and_the_baselines_own_version(cli, project):

@@ -79,6 +79,9 @@ def test_a_look_stops_what_is_decided_or_clear_and_keeps_what_is_in_doubt() -> N
         "worse-mean": None,
         "better-mean": Stop.CLEAR,
     }
+    # a case that cannot be compared stops, and is never clear
+    (nothing,) = judged({"c": (band(100, 100), band(0, 0))})
+    assert nothing.verdict == "inconclusive" and step(nothing, 0.3) is Stop.DECIDED
     # the last look stops every case, and says which
     assert {step(case, None) for cid, case in reports.items() if cid != "gone"} == {Stop.CAP}
     # the budget serves the most doubtful first: the smallest p of a worsening
