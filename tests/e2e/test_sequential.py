@@ -285,6 +285,33 @@ def test_an_inconclusive_at_the_cap_names_what_would_narrow_it(cli, project, dee
     assert all("raise --max-repeats" in c["reason"] for c in deep_enough["cases"])
 
 
+def test_every_look_counts_the_cases_that_stopped_earlier(cli, project):
+    # beta passes when the answer is filler: never in the baseline, every fourth repeat after
+    cases = [answer_case("alpha"), answer_case("beta", needle="filler")]
+    suite, log = suite_with_log(project, cases=cases)
+    assert cli("check", suite, "--jobs", "4").code == 0
+    edit_target(project, '("flake-every", int, 0)', '("flake-every", int, 4)')
+    # looks at 5, 10, 20 and 40: alpha's 7/10 (p=0.012) misses the second look's 0.00625
+    args = ("check", suite, "--jobs", "4", "--max-repeats", "40", "--format", "json")
+    report = cli(*args).json()
+    seq = {c["case_id"]: c["sequential"] for c in report["cases"]}
+    assert seq["beta"]["looks"] == [5] and seq["beta"]["stopped"] in ("clear", "decided")
+    assert seq["alpha"]["looks"] == [5, 10, 20] and seq["alpha"]["stopped"] == "decided"
+    assert [look["cases"] for look in report["sequential"]["looks"]] == [2, 1, 1]
+    # the later looks judged alpha with beta in their family, at the table beta stopped with
+    run = orjson.loads(
+        (project.parent / "store" / "runs" / "fake" / f"{report['candidate']}.json").read_bytes()
+    )
+    third = run["sequential"]["looks"][2]["windows"]
+    assert third == {"alpha": [0, 20, 0, 30], "beta": [0, 5, 0, 30]}
+    assert run["sequential"]["last_look"] == {"alpha": 2, "beta": 0}
+    # judged again from the store, each case at the look it stopped at: the same evidence
+    again = cli("diff", "--format", "json").json()
+    for case, was in zip(again["cases"], report["cases"], strict=True):
+        assert case["case_id"] == was["case_id"] and case["verdict"] == was["verdict"]
+        assert case["scorers"] == was["scorers"]
+
+
 def test_the_first_check_adopts_deep_and_says_so_once(cli, project):
     suite, log = suite_with_log(project, baseline_repeats=7)
     first = cli("check", suite)
