@@ -66,7 +66,7 @@ class CaseRecord(_Record):
     """Repeats below this one were taken by earlier runs of the run's label (`pooled_runs`)."""
     start: int = 0
     """The first repeat the verdict rests on (r<start> up to r<repeats-1>): a sequential check
-    confirms a case on the repeats after its screen, a deep baseline keeps its newest repeats."""
+    rests every case on all its repeats, a deep baseline keeps its newest repeats."""
     sample_dir: str
     """Directory of the sample files, relative to the store root."""
     tags: list[str] = []
