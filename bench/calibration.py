@@ -202,12 +202,13 @@ class Outcome:
 
 
 def sequential_suite(
-    design: Design, first: int, draw: Callable[[int, int], ComparedCase]
+    design: Design, first: int, draw: Callable[[int, int], ComparedCase], family: str = "every"
 ) -> Outcome:
     """One suite through the sequential design's own functions: each look compares every case
     (the running ones at their new repeats, the stopped ones at the tables they stopped with),
     decides at the look's share of alpha, then `step` stops cases; `settle` ends the rest.
-    `draw(i, n)` compares case i with its first n candidate repeats."""
+    `draw(i, n)` compares case i with its first n candidate repeats. `family="running"` is the
+    trap the design avoids: each look's correction over the running cases only."""
     rule = get_rule(RuleName.EXACT)
     sizes = design.schedule(first)
     shares = stats.spending(sizes, design.rho)
@@ -218,9 +219,10 @@ def sequential_suite(
     for j, size in enumerate(sizes):
         for i in running:
             at[i] = size
-        decided, _ = rule.decide([draw(i, at[i]) for i in range(M)], design.look(SEQ, shares[j]))
+        looked = [i for i in range(M) if family == "every" or i in running]
+        decided, _ = rule.decide([draw(i, at[i]) for i in looked], design.look(SEQ, shares[j]))
         futility = design.futility_at(j, len(sizes))
-        for i, case in enumerate(decided):
+        for i, case in zip(looked, decided, strict=True):
             if i in running:
                 final[i] = case
                 stop = step(case, futility)
@@ -294,13 +296,14 @@ def _constant_pair(nb: int, nc: int) -> bytes:
 
 @dataclass(frozen=True)
 class Variant:
-    """One sequential design the bench compares: a mix, the baseline's depth, the cap and the
-    spending function's exponent."""
+    """One sequential design the bench compares: a mix, the baseline's depth, the cap, the
+    spending function's exponent, and which cases each look's correction counts."""
 
     mix: str
     depth: int
     cap: int
     rho: float
+    family: str = "every"
 
     def design(self) -> Design:
         return Design(max_repeats=self.cap, baseline_repeats=self.depth, rho=self.rho)
@@ -323,7 +326,8 @@ def sequential_cell(cell: tuple[Variant, int, int, int, str]) -> list[Outcome]:
     else:
         draws, change = continuous_draws, SHIFT_SD
     return [
-        sequential_suite(design, first, draws(mix, depth, cap, change, rng)) for _ in range(suites)
+        sequential_suite(design, first, draws(mix, depth, cap, change, rng), variant.family)
+        for _ in range(suites)
     ]
 
 
@@ -335,7 +339,7 @@ def sequential_row(variant: Variant, first: int, results: dict[str, list[Outcome
     one, and the baseline's one-time calls."""
     depth = variant.depth
     looks = "/".join(map(str, variant.design().schedule(first)))
-    row = [variant.mix, f"{depth}", looks, f"{variant.rho:g}"]
+    row = [variant.mix, f"{depth}", looks, f"{variant.rho:g}", variant.family]
     row.append(f"{100 * np.mean([o.failed for o in results['null binary']]):.1f}%")
     row.append(f"{100 * np.mean([o.failed for o in results['null continuous']]):.1f}%")
     spent = []
@@ -410,6 +414,14 @@ def main() -> None:
         default=[SPENDING_RHO],
         help=f"exponents of the alpha-spending function (default {SPENDING_RHO:g})",
     )
+    parser.add_argument(
+        "--family",
+        nargs="+",
+        choices=["every", "running"],
+        default=["every"],
+        help="which cases each look's correction counts: every case of the suite (the design), "
+        "or only those still running (the trap it avoids)",
+    )
     parser.add_argument("--first", type=int, default=REPEATS, help="the first look's repeats")
     parser.add_argument(
         "--mixes", nargs="*", default=list(NOISY_SHARE), help="case mixes of the sequential rows"
@@ -452,6 +464,7 @@ def main() -> None:
                 "baseline",
                 "looks",
                 "rho",
+                "family",
                 "FAR binary",
                 "FAR contin.",
                 *(f"flag {c[0]}" for c in SEQ_CHANGES),
@@ -463,11 +476,12 @@ def main() -> None:
             print("| " + " | ".join(seq_head) + " |")
             print("|" + "---|" * len(seq_head))
             variants = [
-                Variant(mix, depth, cap, rho)
+                Variant(mix, depth, cap, rho, family)
                 for mix in args.mixes
                 for depth in args.depth
                 for cap in args.cap
                 for rho in args.rho
+                for family in args.family
             ]
             seq_cells = [
                 (variant, args.first, args.suites, args.seed * 7919 + i, what)

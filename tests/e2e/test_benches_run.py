@@ -19,7 +19,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (
             "calibration.py",
             ["--suites", "3", "--repeats", "3", "--workers", "1", "--mixes", "noisy"],
-            "| noisy | 100 | 5/10/20/40/60 | 1 |",
+            "| noisy | 100 | 5/10/20/40/60 | 1 | every |",
         ),
         (
             "montecarlo_checks.py",
