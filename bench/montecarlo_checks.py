@@ -1,12 +1,13 @@
 """The sequential check on a real randomized program: the monte-carlo example, end to end.
 
-Adopts a baseline of the example, deepens it to 30 repeats per case, then runs fresh checks
-through the CLI: on a version with one always-passing case planted to pass about 60% of the
-time (pi-10k-loose takes a fiftieth of its samples), and on a version that behaves as the
-baseline's (a comment edited). Prints how often the planted case is regressed, how often an
-unchanged check fails, and the candidate repeats spent.
+A first check adopts the example's baseline at the design's depth (100 repeats per case unless
+--depth says otherwise), then fresh checks run through the CLI: on a version with one
+always-passing case planted to pass about 60% of the time (pi-10k-loose takes a fiftieth of its
+samples), and on a version that behaves as the baseline's (a comment edited). Prints how often
+the planted case is regressed, how often an unchanged check fails, the candidate calls per case,
+the repeats spent on the planted case, and the baseline's one-time calls.
 
-Usage: python bench/montecarlo_checks.py [--checks 10] [--jobs 2] [--cases N]
+Usage: python bench/montecarlo_checks.py [--checks 10] [--jobs 2] [--cases N] [--depth 100]
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ import time
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from noisefloor.settings import BASELINE_REPEATS  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "monte-carlo"
 PLANTED = "pi-10k-loose"
@@ -44,10 +49,14 @@ def edit(program: Path, old: str, new: str) -> None:
     program.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def checks(suite: Path, root: Path, count: int, jobs: int) -> list[dict[str, object]]:
+def checks(
+    suite: Path, root: Path, count: int, jobs: int, depth: tuple[str, str]
+) -> list[dict[str, object]]:
     out = []
     for _ in range(count):
-        proc = cli("--root", root, "check", suite, "--fresh", "--jobs", jobs, "--format", "json")
+        proc = cli(
+            "--root", root, "check", suite, "--fresh", "--jobs", jobs, *depth, "--format", "json"
+        )
         if proc.returncode == 3:
             raise SystemExit(proc.stderr)
         out.append(json.loads(proc.stdout))
@@ -60,7 +69,9 @@ def main() -> None:
     )
     parser.add_argument("--checks", type=int, default=10, help="fresh checks per version")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--depth", type=int, default=30, help="the deep baseline's repeats")
+    parser.add_argument(
+        "--depth", type=int, default=BASELINE_REPEATS, help="the deep baseline's repeats"
+    )
     parser.add_argument("--cases", type=int, help="only the first N cases (and the planted one)")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -76,19 +87,28 @@ def main() -> None:
             doc["cases"] = kept
             suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
         root = Path(scratch) / "store"
-        adopted = cli("--root", root, "check", suite, "--adopt", "--jobs", args.jobs)
+        depth = ("--baseline-repeats", str(args.depth))
+        adopted = cli(
+            "--root",
+            root,
+            "check",
+            suite,
+            "--adopt",
+            "--jobs",
+            args.jobs,
+            *depth,
+            "--format",
+            "json",
+        )
         if adopted.returncode != 0:
             raise SystemExit(adopted.stdout + adopted.stderr)
-        deepen = ("--root", root, "baseline", "deepen", suite, "--repeats", args.depth)
-        deepened = cli(*deepen, "--jobs", args.jobs)
-        if deepened.returncode != 0:
-            raise SystemExit(deepened.stderr)
+        baseline_calls = json.loads(adopted.stdout)["calls"]
         program = work / "montecarlo.py"
         edit(program, *PLANT)
-        planted = checks(suite, root, args.checks, args.jobs)
+        planted = checks(suite, root, args.checks, args.jobs, depth)
         edit(program, PLANT[1], PLANT[0])
         edit(program, *HARMLESS)
-        unchanged = checks(suite, root, args.checks, args.jobs)
+        unchanged = checks(suite, root, args.checks, args.jobs, depth)
     cases = len(planted[0]["cases"])  # type: ignore[arg-type]
 
     def flagged(report: dict[str, object]) -> bool:
@@ -105,8 +125,9 @@ def main() -> None:
         return int(case["sequential"]["candidate_repeats"])
 
     print(
-        f"# monte-carlo example, {cases} cases, baseline deepened to {args.depth} repeats, "
-        f"{args.checks} fresh checks per version, --jobs {args.jobs}\n"
+        f"# monte-carlo example, {cases} cases, baseline adopted at {args.depth} repeats per case "
+        f"({baseline_calls} calls, once), {args.checks} fresh checks per version, "
+        f"--jobs {args.jobs}\n"
     )
     print("| version | checks | exit 1 | planted case regressed | calls per case | repeats on it |")
     print("|---|---|---|---|---|---|")

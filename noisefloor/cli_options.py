@@ -242,13 +242,15 @@ def run_options(parser: argparse.ArgumentParser, *, label_required: bool = False
 
 
 def sequential_options(parser: argparse.ArgumentParser) -> None:
-    from noisefloor.settings import MAX_REPEATS
+    from noisefloor.settings import LOOKS, MAX_REPEATS
 
+    looks = ", ".join(map(str, LOOKS))
     group = parser.add_argument_group(
         "sequential repeats",
-        "Without --repeats, a check screens every case at the suite's repeats and adds fresh "
-        "repeats only to the cases in doubt, against a deep baseline: every stored sample of "
-        "the baseline's target version counts. --repeats N takes N per case instead.",
+        f"Without --repeats, a check looks at every case at the suite's repeats, then at {looks} "
+        "and the cap, every repeat counting, and stops each case once a look decides it or "
+        "leaves no worsening plausible, against a deep baseline: every stored sample of the "
+        "baseline's target version counts. --repeats N takes N per case instead.",
     )
     group.add_argument(
         "--max-repeats",
@@ -260,8 +262,8 @@ def sequential_options(parser: argparse.ArgumentParser) -> None:
         "--max-calls",
         type=positive,
         metavar="N",
-        help="samples the whole check may take (cached ones are free); cases left in doubt "
-        "are inconclusive",
+        help="samples the whole check may take (cached ones are free); cases still running "
+        "then stop, inconclusive unless their interval of change excludes a drop that matters",
     )
     group.add_argument(
         "--max-cost",

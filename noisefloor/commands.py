@@ -132,9 +132,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         ci=bool(os.environ.get("CI")) and not args.adopt,
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
-    # other formats print every warning on stderr already
-    if args.format == "terminal" and (report.adopted or report.baseline is None):
-        print(f"NOTE: {report.warnings[0]}", file=sys.stderr)
     return _report_out(report, args)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 from noisefloor.errors import CorruptFile, UsageError
@@ -59,7 +59,6 @@ class CostBudget:
     """The usage of the samples this check took so far."""
     known: Mapping[str, Tokens | None]
     """Per case id, the most tokens an answer stored before the check took."""
-    _left: Decimal | None = field(default=None, init=False)
 
     def per_call(self, case_id: str) -> Decimal:
         """The price of one more call of `case_id`: of its dearest answer so far, else of the
@@ -81,34 +80,32 @@ class CostBudget:
             )
         return self.price.cost(mine)
 
-    def check_screen(self, needs: Iterable[tuple[str, int]]) -> None:
-        """Refuse a screen that would not fit, before any call (as `--max-calls` does).
+    def check_first_look(self, needs: Iterable[tuple[str, int]]) -> None:
+        """Refuse a first look that would not fit, before any call (as `--max-calls` does).
 
         Args:
-            needs: Each case id with the samples its screen misses.
+            needs: Each case id with the samples its first look misses.
 
         Raises:
-            UsageError: The screen's price is above `max_cost`.
+            UsageError: The first look's price is above `max_cost`.
         """
         needs = [(case_id, n) for case_id, n in needs if n]
         price = sum((n * self.per_call(case_id) for case_id, n in needs), Decimal(0))
         if price > self.max_cost:
             calls = sum(n for _, n in needs)
             raise UsageError(
-                f"--max-cost {self.max_cost} is below the screen's {_amount(price, self.price)} "
+                f"--max-cost {self.max_cost} is below the first look's {_amount(price, self.price)} "
                 f"({calls} samples, each priced as its case's longest answer so far)",
-                hint="raise --max-cost, or screen fewer repeats (the suite's `repeats`)",
+                hint="raise --max-cost, or look first at fewer repeats (the suite's `repeats`)",
             )
 
-    def affords(self, case_id: str, need: int) -> bool:
-        """Whether `need` more calls of `case_id` fit in what is left; if so, they are spent."""
-        if self._left is None:
-            self._left = self.max_cost - self.spent.spent(self.price)
-        price = need * self.per_call(case_id)
-        if price > self._left:
-            return False
-        self._left -= price
-        return True
+    def left(self) -> Decimal:
+        """What the check may still spend: `max_cost` less what its answers so far cost."""
+        return self.max_cost - self.spent.spent(self.price)
+
+    def cost_of(self, case_id: str, need: int) -> Decimal:
+        """The price of `need` more calls of `case_id`, each as its dearest answer so far."""
+        return need * self.per_call(case_id) if need else Decimal(0)
 
 
 def _amount(value: Decimal, price: Price) -> str:

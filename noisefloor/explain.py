@@ -171,7 +171,7 @@ def _side(
     misses: list[Miss] = []
     passed = 0
     for index, path in enumerate(paths):
-        repeat = case.start + index  # a confirmation's window starts after its screen
+        repeat = case.start + index  # a window may start past r0 (a deep baseline's newest repeats)
         sample = read_sample(path)
         text = _said(sample)
         groups.setdefault(text, []).append(repeat)

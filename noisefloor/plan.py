@@ -9,13 +9,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noisefloor import stats
-from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS, SCREEN_SHARE
+from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS
 from noisefloor.store import Store
 
-__all__ = ["CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
+__all__ = ["CHANGES", "SEQUENTIAL_CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
 
 #: The common changes the table covers: (label, baseline pass rate, candidate pass rate).
 CHANGES = [("0.9 -> 0.7", 0.9, 0.7), ("1.0 -> 0.6", 1.0, 0.6), ("1.0 -> 0.0", 1.0, 0.0)]
+#: The changes the sequential design's lines cover: the common drops of LLM suites.
+SEQUENTIAL_CHANGES = [
+    ("1.0 -> 0.6", 1.0, 0.6),
+    ("0.9 -> 0.5", 0.9, 0.5),
+    ("0.7 -> 0.4", 0.7, 0.4),
+    ("0.5 -> 0.2", 0.5, 0.2),
+    ("1.0 -> 0.0", 1.0, 0.0),
+]
 #: Continuous shifts, in baseline standard deviations.
 SHIFTS = [1.0, 2.0]
 
@@ -172,25 +180,43 @@ def _sequential_lines(
     max_repeats: int | None,
     baseline_repeats: int | None,
 ) -> list[str]:
-    """What the sequential design of `check` detects, and what it spends on unchanged cases."""
-    n, thr = inputs.repeats, inputs.threshold
+    """What the sequential design of `check` detects, and what it spends on unchanged cases:
+    exact sums over every path of its looks, at this plan's K."""
+    from noisefloor.sequential import Design
+
+    n, k = inputs.repeats, inputs.alpha / inputs.threshold
     cap, depth, held = _depths(suite_path, store, max_repeats, baseline_repeats)
     if cap <= n:
         return []
-    t_screen, t_confirm = thr * SCREEN_SHARE, thr * (1 - SCREEN_SHARE)
+    design = Design(max_repeats=cap, baseline_repeats=depth)
+    sizes = design.schedule(n)
+    shares = stats.spending(sizes, design.rho)
+    looks = stats.Looks(
+        sizes=tuple(sizes),
+        thresholds=tuple(inputs.alpha * s / k for s in shares),
+        futility=tuple(
+            f for j in range(len(sizes)) if (f := design.futility_at(j, len(sizes))) is not None
+        ),
+    )
     out = [
         "",
-        f"sequential check (the default): screen N = {n} against {depth} baseline repeats"
-        f"{held}, fresh repeats up to {cap} for cases in doubt; alpha split {SCREEN_SHARE:g} / "
-        f"{1 - SCREEN_SHARE:g} between the looks (confirmation counted over as many cases):",
+        f"sequential check (the default): looks at {'/'.join(map(str, sizes))} candidate repeats "
+        f"against {depth} baseline repeats{held}; alpha spent "
+        + " / ".join(f"{s:.3g}" for s in shares)
+        + " across the looks, futility bounds "
+        + " / ".join(f"{f:g}" for f in looks.futility)
+        + ":",
     ]
-    for label, p_b, p_c in CHANGES:
-        got = stats.sequential_power(depth, n, cap, p_b, p_c, t_screen, t_confirm)
-        fixed = stats.repeats_needed(p_b, p_c, thr, power=got, n_baseline=depth) if got else None
-        same = f"a fixed design needs N = {fixed} for as much" if fixed else ""
-        out.append(f"  pass rate {label}: power {_pct(got)}" + (f"; {same}" if same else ""))
+    for label, p_b, p_c in SEQUENTIAL_CHANGES:
+        got, spent = stats.look_outcome(depth, looks, p_b, p_c)
+        fixed = stats.repeats_needed(p_b, p_c, inputs.threshold, power=got, n_baseline=depth)
+        same = f"; a fixed design needs N = {fixed} for as much" if fixed and got >= 0.5 else ""
+        out.append(f"  pass rate {label}: power {_pct(got)}, {spent:.1f} repeats on it{same}")
     out.append("  candidate repeats an unchanged case takes on average:")
-    for p in (1.0, 0.9, 0.5):
-        doubt = stats.doubt_chance(depth, n, p)
-        out.append(f"    pass rate {p:.1f}: {n + doubt * (cap - n):.1f} ({_pct(doubt)} confirmed)")
+    for p in (1.0, 0.9, 0.7, 0.5):
+        out.append(f"    pass rate {p:.1f}: {stats.look_outcome(depth, looks, p, p)[1]:.1f}")
+    out.append(
+        f"  the baseline's one-time cost: {depth} repeats per case, {depth * inputs.cases} calls "
+        f"for {inputs.cases} cases"
+    )
     return out

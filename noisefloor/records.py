@@ -18,12 +18,14 @@ __all__ = [
     "FailingExample",
     "Graded",
     "ImportedFrom",
+    "JudgedLook",
     "RepeatScore",
     "RepeatStatus",
     "RunRecord",
     "ScoreFile",
     "ScorerBand",
     "ScorerUse",
+    "SequentialRecord",
     "TargetRecord",
     "repeat_status",
 ]
@@ -64,7 +66,7 @@ class CaseRecord(_Record):
     """Repeats below this one were taken by earlier runs of the run's label (`pooled_runs`)."""
     start: int = 0
     """The first repeat the verdict rests on (r<start> up to r<repeats-1>): a sequential check
-    confirms a case on the repeats after its screen, a deep baseline keeps its newest repeats."""
+    rests every case on all its repeats, a deep baseline keeps its newest repeats."""
     sample_dir: str
     """Directory of the sample files, relative to the store root."""
     tags: list[str] = []
@@ -105,6 +107,32 @@ class ImportedFrom(_Record):
     """That tool's hash of each case (input and scorers), by case id."""
 
 
+class JudgedLook(_Record):
+    """One look of a sequential check, as its run keeps it."""
+
+    alpha_share: float
+    """The share of alpha the look spent."""
+    windows: dict[str, tuple[int, int, int, int]]
+    """Per case: the first and the end repeat of the candidate, then of the baseline."""
+
+
+class SequentialRecord(_Record):
+    """How a sequential check judged its run, so that `diff` and `report` judge it again by the
+    same looks and give its verdicts."""
+
+    baseline: str
+    """The baseline run the check compared with."""
+    looks: list[JudgedLook]
+    last_look: dict[str, int]
+    """Per case, the look its verdict comes from."""
+    stops: dict[str, str]
+    """Per case, why it stopped (`noisefloor.sequential.Stop`)."""
+    why: dict[str, str]
+    """Per case, why it stopped, in words."""
+    advice: dict[str, str] = {}
+    """Per case stopped at the cap or by the budget: what would narrow its interval."""
+
+
 class RunRecord(_Record):
     """A run: which samples answered which cases, with which scorers. Written when it completes."""
 
@@ -128,6 +156,8 @@ class RunRecord(_Record):
     """HTTP targets: how many samples each model the endpoint said it served answered."""
     imported_from: ImportedFrom | None = None
     """Set when `noisefloor import` read this run from a store of the public noisefloor tool."""
+    sequential: SequentialRecord | None = None
+    """Set when a sequential check took this run: the looks it was judged by."""
     cases: list[CaseRecord]
 
 

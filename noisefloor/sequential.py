@@ -1,26 +1,39 @@
-"""The sequential design of a check: every case screened at a few repeats, only the cases in
-doubt confirmed on fresh repeats; pure, it decides from the rule's case reports alone.
+"""The group-sequential design of a check: looks at growing candidate repeats, alpha spent across
+them, futility stops; pure, it decides from the rule's case reports alone.
 
-Why it stays valid although the repeats depend on the data: alpha is split between the two
-looks (Bonferroni). The screen rejects at `SCREEN_SHARE` of alpha, corrected across every case;
-the confirmation tests only repeats taken after the screen chose its cases, corrected across
-those cases, at the rest of alpha. Stopping a case that looks no worse only removes chances to
-reject. The baseline is reused by both looks; `bench/calibration.py` measures what that costs.
+Why it stays valid although the repeats depend on the data. Every repeat a case took counts at
+every look. Alpha is split across the looks by a spending function (Bonferroni over looks, so
+no assumption about their correlation), and at each look the rule's correction across cases
+counts every case of the suite: the running ones at their new repeats, the stopped ones at the
+tables they stopped with, which never reject again. A family counted over only the running
+cases shrinks where the data looked good and inflated the false-alarm rate to 14-16% in
+simulation (research/statistics.md §5). Futility stops only remove chances to reject.
+`bench/calibration.py` measures the false-alarm rate through this very code.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from noisefloor.report.model import CaseReport, RuleSummary, ScorerReport, Sequential
-from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, SCREEN_SHARE, RuleName, RuleSettings
+from noisefloor import stats
+from noisefloor.report.model import CaseReport, ScorerReport
+from noisefloor.rules.exact import ADD_REPEATS
+from noisefloor.settings import (
+    BASELINE_REPEATS,
+    FUTILITY,
+    LOOKS,
+    MAX_REPEATS,
+    SPENDING_RHO,
+    RuleName,
+    RuleSettings,
+)
 from noisefloor.stats import TOL
 from noisefloor.verdict import Verdict
 
-__all__ = ["Design", "Stop", "combine", "doubt_order", "in_doubt"]
+__all__ = ["Design", "Stop", "doubt_order", "doubt_p", "settle", "step"]
 
 
 class Stop(enum.StrEnum):
@@ -28,25 +41,25 @@ class Stop(enum.StrEnum):
 
     #: The candidate is the baseline's own target version and input: the same samples.
     SAME = "same"
-    #: The screen shows the case no worse than its baseline.
+    #: Futility: after a look, no worsening is left plausible enough to pay for more repeats.
     CLEAR = "clear"
-    #: A test decided it: at the screen, or on its fresh repeats.
+    #: A test decided it at a look (or the case cannot be compared at all).
     DECIDED = "decided"
-    #: Confirmed at --max-repeats without a significant change.
+    #: The last look, at --max-repeats, without a significant change.
     CAP = "cap"
-    #: In doubt, but --max-calls or --max-cost ran out before its confirmation.
+    #: Still running when --max-calls or --max-cost ran out.
     BUDGET = "budget"
-    #: No candidate repeat gave a valid result (the infrastructure failed every one): never
+    #: No candidate repeat reached the target (the infrastructure failed every one): never
     #: `clear`, and the check exits 3 (`exit_policy.unmeasured_cause`).
     UNMEASURED = "unmeasured"
 
 
 @dataclass(frozen=True)
 class Design:
-    """How many repeats a sequential check may take, per case and in all."""
+    """How a sequential check looks at its cases, and how much it may take."""
 
     max_repeats: int = MAX_REPEATS
-    """Candidate repeats per case at most: the screen's plus the confirmation's."""
+    """Candidate repeats per case at most: the last look."""
     max_calls: int | None = None
     """Samples the whole check may take; None: no limit."""
     max_cost: Decimal | None = None
@@ -56,37 +69,39 @@ class Design:
     """Repeats per case of the deep baseline a check compares against, at most."""
     baseline_max_age_s: float | None = None
     """Baseline samples older than this many seconds are left out; None: any age."""
+    looks: tuple[int, ...] = LOOKS
+    """Candidate repeats of the looks between the first (the suite's repeats) and the cap."""
+    futility: tuple[float, ...] = FUTILITY
+    """The futility bound after each look but the last (the last value serves later looks)."""
+    rho: float = SPENDING_RHO
+    """The exponent of the alpha-spending function."""
 
     def applies(self, repeats: int | None, settings: RuleSettings, screens: list[int]) -> bool:
         """Whether a check samples sequentially: not with a fixed `--repeats`, only under rule
-        exact, and only when the cap leaves a case room for a confirmation."""
+        exact, and only when the cap leaves a case room for a second look."""
         return (
             repeats is None
             and settings.rule is RuleName.EXACT
             and any(n < self.max_repeats for n in screens)
         )
 
-    def screen(self, settings: RuleSettings) -> RuleSettings:
-        """The settings of the screen: its share of alpha."""
-        return replace(settings, alpha=settings.alpha * SCREEN_SHARE)
+    def schedule(self, first: int) -> list[int]:
+        """The candidate repeats of every look: `first`, the design's looks past it, the cap."""
+        middle = [n for n in self.looks if first < n < self.max_repeats]
+        return [first, *middle, *([self.max_repeats] if self.max_repeats > first else [])]
 
-    def confirm(self, settings: RuleSettings, screen: RuleSummary | None) -> RuleSettings:
-        """The settings of the confirmation: the rest of alpha, and Holm's correction of
-        continuous scores counting every test of the screen (`screen`'s summary).
+    def look(self, settings: RuleSettings, share: float) -> RuleSettings:
+        """The settings of one look: its share of alpha."""
+        return replace(settings, alpha=settings.alpha * share)
 
-        A case is confirmed because its screen looked worse than its baseline, which favours
-        baselines that came out high; counting the unconfirmed tests as never rejecting keeps
-        the union bound behind Holm's correction true, whatever chose the cases.
-        """
-        tests = (screen.continuous_tests or 0) if screen is not None else 0
-        return replace(
-            settings,
-            alpha=settings.alpha * (1 - SCREEN_SHARE),
-            family_floor={"worse": tests, "better": tests},
-        )
+    def futility_at(self, look: int, looks: int) -> float | None:
+        """The futility bound after look `look` of `looks`; None after the last."""
+        if look >= looks - 1:
+            return None
+        return self.futility[min(look, len(self.futility) - 1)]
 
 
-#: Screen verdicts that end a case: a test rejected, or the case cannot be compared at all.
+#: Verdicts that end a case: a test rejected, or the case cannot be compared at all.
 _FINAL = {
     Verdict.BROKEN,
     Verdict.REGRESSED,
@@ -98,93 +113,108 @@ _FINAL = {
 }
 
 
-def _looks_worse(scorer: ScorerReport) -> bool:
-    b, c = scorer.baseline, scorer.candidate
-    if scorer.verdict is Verdict.INCONCLUSIVE:
-        return True
-    if scorer.verdict is not Verdict.UNCHANGED or b.rate is None or c.rate is None:
-        return False
-    if c.rate < b.rate - TOL:
-        return True
-    values = scorer.evidence.values
-    if values is None or values.diff is None or values.deterministic:
-        return False
-    worse = -values.diff if values.direction != "lower_is_better" else values.diff
-    return worse > TOL
-
-
-def in_doubt(case: CaseReport) -> bool:
-    """Whether more repeats could change a screened case's verdict: a scorer looks worse than
-    its baseline (a lower pass rate or a worse mean, significant or not), fewer of its repeats
-    gave a valid result, or a scorer is inconclusive."""
-    if case.verdict in _FINAL:
-        return False
-    if case.valid is not None:
-        (ok_b, n_b), (ok_c, n_c) = case.valid.baseline, case.valid.candidate
-        if n_b and n_c and ok_c / n_c < ok_b / n_b - TOL:
-            return True
-    return any(_looks_worse(s) for s in case.scorers)
-
-
-def _doubt(case: CaseReport) -> float:
+def doubt_p(case: CaseReport) -> float:
+    """The smallest p of a worsening the case shows: a scorer's pass rate, a continuous
+    scorer's mean, or its share of valid results."""
     ps = [s.evidence.p_regress for s in case.scorers if s.evidence.p_regress is not None]
-    worse = [
+    ps += [
         s.evidence.values.p_worse
         for s in case.scorers
         if s.evidence.values is not None and s.evidence.values.p_worse is not None
     ]
-    return min([*ps, *worse], default=1.0)
+    if case.valid is not None:
+        (ok_b, n_b), (ok_c, n_c) = case.valid.baseline, case.valid.candidate
+        if n_b and n_c:
+            ps.append(stats.fisher_regress(ok_b, n_b, ok_c, n_c))
+    return min(ps, default=1.0)
 
 
-def doubt_order(cases: Sequence[CaseReport]) -> list[str]:
-    """The ids of the cases in doubt, most doubtful first (smallest p of a worsening): the order
-    in which a budget confirms them."""
-    doubtful = [c for c in cases if in_doubt(c)]
-    return [c.case_id for c in sorted(doubtful, key=lambda c: (_doubt(c), c.case_id))]
+def step(case: CaseReport, futility: float | None) -> Stop | None:
+    """What a case does after a look: stop (and why), or None to take the next look.
+
+    A case goes on while the rule calls a scorer inconclusive or a worsening's p is at most the
+    futility bound; `futility` None is the last look, which stops every case. A case that
+    cannot be compared at all stops as decided (as unmeasured when none of its repeats reached
+    the target), never as clear.
+    """
+    if case.valid is not None and not case.valid.candidate[1]:
+        return Stop.UNMEASURED
+    if case.verdict in _FINAL or _uncomparable(case):
+        return Stop.DECIDED
+    if futility is None:
+        return Stop.CAP
+    inconclusive = any(s.verdict is Verdict.INCONCLUSIVE for s in case.scorers)
+    if inconclusive or doubt_p(case) <= futility:
+        return None
+    return Stop.CLEAR
 
 
-def _budget_stop(case: CaseReport, budget: str) -> CaseReport:
-    """A case left in doubt by the budget: inconclusive, since more repeats could decide it."""
-    first = next((s for s in case.scorers if _looks_worse(s)), None)
-    what = f"{first.key}: {first.reason}" if first is not None else case.reason
-    return case.model_copy(
-        update={
-            "verdict": Verdict.INCONCLUSIVE,
-            "reason": f"in doubt after the screen ({what}); {budget} ran out "
-            "before its confirmation: rerun with a larger budget (samples taken are kept)",
-        }
+def _uncomparable(case: CaseReport) -> bool:
+    """An inconclusive case none of whose scorers could be judged (every repeat hit an
+    infrastructure error, on either side): more repeats of it are not doubt but the same
+    failure, and it is never clear."""
+    return case.verdict is Verdict.INCONCLUSIVE and all(
+        s.verdict is Verdict.UNMEASURED for s in case.scorers
     )
 
 
-def combine(
-    screened: Sequence[CaseReport],
-    confirmed: Mapping[str, CaseReport],
-    stops: Mapping[str, Stop],
-    repeats: Mapping[str, Sequential],
-    max_calls: int | None = None,
-    max_cost: Decimal | None = None,
-) -> list[CaseReport]:
-    """Each case's final report: its confirmation's where it had one, else its screen's, with
-    the sequential evidence (repeats on each side, why it stopped) attached.
+def doubt_order(cases: Sequence[CaseReport]) -> list[str]:
+    """Case ids, most doubtful first (smallest p of a worsening): the order in which a budget
+    serves the cases still running."""
+    return [c.case_id for c in sorted(cases, key=lambda c: (doubt_p(c), c.case_id))]
 
-    `stops` holds the cases the screen alone did not settle: `SAME`, `BUDGET`, and `CAP` for
-    those confirmed (`DECIDED` where the confirmation rejected); `repeats` every case's counts.
-    """
-    given = [f"--max-calls {max_calls}"] if max_calls is not None else []
-    given += [f"--max-cost {max_cost}"] if max_cost is not None else []
-    budget = " or ".join(given)
-    out = []
-    for case in screened:
-        final = confirmed.get(case.case_id, case)
-        stop = stops.get(case.case_id)
-        if stop is None and case.valid is not None and not case.valid.candidate[1]:
-            stop = Stop.UNMEASURED
-        elif stop is None:
-            stop = Stop.DECIDED if case.verdict in _FINAL else Stop.CLEAR
-        elif stop is Stop.BUDGET:
-            final = _budget_stop(case, budget)
-        elif stop is Stop.CAP and final.verdict in _FINAL:
-            stop = Stop.DECIDED
-        evidence = repeats[case.case_id].model_copy(update={"stopped": stop.value})
-        out.append(final.model_copy(update={"sequential": evidence}))
-    return out
+
+def _open_interval(scorer: ScorerReport) -> str | None:
+    """How an unchanged scorer's interval of change still reaches a drop that matters, or None
+    when it excludes one: `suspect_drop` for a pass rate, the relevant effect for a mean."""
+    if scorer.verdict is not Verdict.UNCHANGED:
+        return None
+    ev = scorer.evidence
+    values = ev.values
+    if values is not None and not values.deterministic and values.worse_end is not None:
+        relevant = values.relevant_effect or 0.0
+        if values.worse_end >= relevant - TOL:
+            return (
+                f"the mean's 95% interval still reaches a worsening of {values.worse_end:.3g} "
+                f"(the effect that matters: {relevant:.3g})"
+            )
+    if ev.newcombe is not None and ev.suspect_drop is not None:
+        low, high = ev.newcombe
+        if low is not None and high is not None and -low >= ev.suspect_drop - TOL:
+            b, c = scorer.baseline, scorer.candidate
+            return (
+                f"pass rate {b.k}/{b.n} -> {c.k}/{c.n}: the 95% interval of change "
+                f"[{low:+.2f}, {high:+.2f}] still reaches a drop of {ev.suspect_drop:g}"
+            )
+    return None
+
+
+def settle(case: CaseReport, stop: Stop, advice: str) -> CaseReport:
+    """A case stopped at the cap or by the budget: `unchanged` only where every scorer's interval
+    of change excludes a drop that matters, else `inconclusive`, with `advice` (what would
+    narrow the interval)."""
+    if stop not in (Stop.CAP, Stop.BUDGET):
+        return case
+    if case.verdict is Verdict.INCONCLUSIVE:
+        # the rule's own advice, more repeats, is what the cap or the budget just ran out of
+        reason = case.reason.removesuffix(f": {ADD_REPEATS}").removesuffix(f"; {ADD_REPEATS}")
+        return case.model_copy(update={"reason": f"{reason}; {advice}"})
+    if case.verdict is not Verdict.UNCHANGED:
+        return case
+    opened = [(s, why) for s in case.scorers if (why := _open_interval(s)) is not None]
+    if not opened:
+        return case
+    scorers = [
+        s.model_copy(update={"verdict": Verdict.INCONCLUSIVE, "reason": f"{why}; {advice}"})
+        if (why := _open_interval(s)) is not None
+        else s
+        for s in case.scorers
+    ]
+    first, why = opened[0]
+    return case.model_copy(
+        update={
+            "verdict": Verdict.INCONCLUSIVE,
+            "reason": f"{first.key}: {why}; {advice}",
+            "scorers": scorers,
+        }
+    )

@@ -14,8 +14,10 @@ from typing import Any
 __all__ = [
     "BASELINE_REPEATS",
     "HISTORY_RUNS",
+    "FUTILITY",
+    "LOOKS",
     "MAX_REPEATS",
-    "SCREEN_SHARE",
+    "SPENDING_RHO",
     "MIN_EFFECT",
     "REFERENCE_CHANGE",
     "RELATIVE_EFFECT",
@@ -45,15 +47,23 @@ REPEATS = 5
 #: Repeats per case a suite or a flag may ask for at most (repeats, max_repeats,
 #: baseline_repeats): a number past it is a typo, not a design (each repeat is a target call).
 REPEATS_LIMIT = 10_000
-#: Candidate repeats per case a sequential check may take at most (--max-repeats).
-MAX_REPEATS = 30
-#: Repeats per case of a deep baseline: a check compares against at most this many, and
-#: `baseline deepen` tops a baseline up to it (--baseline-repeats).
-BASELINE_REPEATS = 30
+#: Candidate repeats per case a sequential check may take at most (--max-repeats): its last look.
+MAX_REPEATS = 60
+#: Repeats per case of a deep baseline: a check compares against at most this many, a first
+#: check adopts this many, and `baseline deepen` tops a baseline up to it (--baseline-repeats).
+#: The baseline's depth, not the candidate's repeats, limits mid-range drops (0.7 -> 0.4 is
+#: flagged in about 25% of checks against 30 repeats, 43% against 100: research/statistics.md §5).
+BASELINE_REPEATS = 100
+#: Candidate repeats at which a sequential check looks between its first look (the suite's
+#: repeats) and its last (the cap): doubling, so that each look can change a verdict.
+LOOKS = (10, 20, 40)
+#: After look j (every look but the last), a case whose smallest p of a worsening exceeds
+#: FUTILITY[j] stops: no drop that matters is left plausible enough to pay for more repeats.
+FUTILITY = (0.3, 0.2, 0.15, 0.1)
+#: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
+SPENDING_RHO = 1.0
 #: Runs `history` lists per case, and runs of the current target version its flakiness pools.
 HISTORY_RUNS = 20
-#: The share of alpha a sequential check's screen rejects at; its confirmation has the rest.
-SCREEN_SHARE = 0.1
 #: The change a sequential check compares its cost with a fixed design's for: pass rates.
 REFERENCE_CHANGE = (1.0, 0.6)
 #: Smallest change of a continuous score called a regression, in score units. 0 states no
@@ -110,9 +120,6 @@ class RuleSettings:
     suite_min_effect: float = 0.02
     gates: Mapping[str, ScorerGate] = field(default_factory=dict)
     """The scorers' own thresholds, by label, for the case being judged (`for_case`)."""
-    family_floor: Mapping[str, int] = field(default_factory=dict)
-    """Tests a family's correction across cases counts at least (rule exact's continuous
-    families): a sequential confirmation counts every case its screen tested."""
 
     def config(self) -> dict[str, Any]:
         """JSON-able form, for file names and the report (the scorers' own gates excluded).
@@ -122,7 +129,6 @@ class RuleSettings:
         """
         out = asdict(self)
         del out["gates"]
-        del out["family_floor"]
         out["rule"] = self.rule.value
         out["n_min"] = self.min_valid
         return out

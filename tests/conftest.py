@@ -89,10 +89,14 @@ def fake_suite(
     name: str = "fake",
     env: dict[str, str] | None = None,
     repeats: int = 5,
+    baseline_repeats: int | None = None,
     extra_argv: list[str] | None = None,
     **target: Any,
 ) -> Path:
-    """Write a suite whose target is the fake program in `directory`; return its path."""
+    """Write a suite whose target is the fake program in `directory`; return its path.
+
+    Its baseline is `baseline_repeats` deep (default: `repeats`), so that a first check adopts
+    no more than a test asks for."""
     suite = {
         "name": name,
         "target": {
@@ -110,7 +114,7 @@ def fake_suite(
             "fingerprint": ["fake_target.py"],
             **target,
         },
-        "defaults": {"repeats": repeats},
+        "defaults": {"repeats": repeats, "baseline_repeats": baseline_repeats or repeats},
         "cases": cases,
     }
     path = directory / "suite.yaml"

@@ -134,7 +134,7 @@ def write_suite(
             "timeout_s": 30,
             "fingerprint": ["rag_fake.py"],
         },
-        "defaults": {"repeats": 3},
+        "defaults": {"repeats": 3, "baseline_repeats": 3},
         "cases": [
             {"id": cid, "input": (inputs or {}).get(cid, ANSWERS[cid][0]), "scorers": SCORERS[cid]}
             for cid in (cases or list(ANSWERS))

@@ -4,6 +4,7 @@ baseline (refused under CI without consent, or when a case has no valid result).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -43,12 +44,13 @@ def adoption_report(
     continue_on_scorer_error: bool = False,
     *,
     deliberate: bool = False,
+    deep: bool = False,
 ) -> Report:
     """The report of a first check: every case added, none passing by absence.
 
     A run with a case that produced no valid result is not adopted (`"adopted": False`,
     `"baseline": None`): that case could never regress from it. `deliberate` (--set-baseline)
-    adopts it anyway.
+    adopts it anyway. `deep`: the run was sampled at the sequential design's baseline depth.
     """
     run = result.run
     frames = {c.case_id: case_frame(None, result.bands[c.case_id]) for c in run.cases}
@@ -99,10 +101,15 @@ def adoption_report(
             "Nothing was compared; those cases pass until the baseline moves."
         )
     else:
-        note = (
-            f"{head}adopted {run.run_id} as the baseline. "
-            "Nothing was compared; run check again after a change."
-        )
+        note = f"{head}adopted {run.run_id} as the baseline. "
+        if deep:
+            depth = max(c.repeats - c.start for c in run.cases) if run.cases else 0
+            note += (
+                f"It was sampled at {depth} repeats per case ({result.pending} calls), once: "
+                "every later check compares against that depth and looks at its own cases "
+                "only as long as doubt remains. "
+            )
+        note += "Nothing was compared; run check again after a change."
     report = {
         "suite": run.suite,
         "rule": settings.rule,
@@ -162,11 +169,22 @@ def check_suite(
     design = design or Design()
     # refused before any call, wherever the budget would apply
     check_priced(design.max_cost, built.price)
+    screens = [opts.repeats or c.repeats for c in suite.cases]
+    sequential = design.applies(opts.repeats, settings, screens)
     if pointer is None:
-        result = run_suite(store, suite, opts, built)
+        # the newcomer's first check samples the baseline as deep as the design counts on, so
+        # that the next check decides as a deepened baseline's would (a fixed --repeats adopts
+        # its own N): the one-time cost is the baseline's depth times the cases
+        depth = max(design.baseline_repeats, *screens)
+        adopt = dataclasses.replace(opts, repeats=depth) if sequential else opts
+        result = run_suite(store, suite, adopt, built)
         report = _measured(
             adoption_report(
-                result, settings, continue_on_scorer_error, deliberate=opts.set_baseline
+                result,
+                settings,
+                continue_on_scorer_error,
+                deliberate=opts.set_baseline,
+                deep=sequential,
             ),
             settings,
         )
@@ -197,8 +215,7 @@ def check_suite(
     def pool() -> RunRecord:
         return pooled_baseline(store, base, design.baseline_repeats, design.baseline_max_age_s)
 
-    screens = [opts.repeats or c.repeats for c in suite.cases]
-    if design.applies(opts.repeats, settings, screens):
+    if sequential:
         with run_session(store, suite, opts, built) as session:
             usage = session.usage
             cost = cost_budget(

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from noisefloor.comparison import compare_runs
 from noisefloor.errors import BaselineMissing, StoreError, UsageError
+from noisefloor.exit_policy import finished_report
+from noisefloor.operations.sequential_check import rejudge
 from noisefloor.records import RunRecord
 from noisefloor.report.model import Report
-from noisefloor.settings import RuleSettings
+from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.store import Store
 
 __all__ = ["compare_labels", "diff_runs", "newest_sampled", "resolve_run"]
@@ -66,12 +68,26 @@ def diff_runs(
     continue_on_scorer_error: bool = False,
 ) -> Report:
     """Compare stored runs: the newest sampled run (or CANDIDATE) against the baseline (or
-    --baseline)."""
+    --baseline).
+
+    A run a sequential check took is judged by that check's looks under rule exact, against
+    the baseline the check used (the pointer may have moved since) unless --baseline names
+    another; so a borderline verdict does not flip between `check` and `diff` or `report`.
+    """
     cand = resolve_run(store, candidate) if candidate else newest_sampled(store)
     if cand is None:
         raise StoreError(f"no runs under {store.root}", hint="`noisefloor run SUITE` makes one")
     named = resolve_run(store, baseline, cand.suite) if baseline else None
     base = baseline_of(store, cand, named, "compare")
+    judged = cand.sequential
+    if judged is not None and settings.rule is RuleName.EXACT:
+        # a sequential check's run is judged again by its own looks, against the baseline it
+        # was checked against unless another is named: the same flags give its verdicts
+        if named is None and base.run_id != judged.baseline:
+            base = store.load_run(cand.suite, judged.baseline)
+        if base.run_id == judged.baseline:
+            parts = rejudge(store, base, cand, settings, allow_target_change=allow_target_change)
+            return finished_report(parts, settings, continue_on_scorer_error)
     return compare_runs(
         store,
         base,

@@ -1,5 +1,6 @@
-"""A sequential check: screen every case against the deep baseline, confirm the cases in doubt
-on fresh repeats within the per-case cap and the check's budget, and report what it spent.
+"""A sequential check: look at every case against the deep baseline at growing candidate repeats,
+stop each as soon as a look decides it or leaves no worsening plausible, within the per-case cap
+and the check's budget, and report what it spent and what a fixed design would have.
 """
 
 from __future__ import annotations
@@ -7,29 +8,31 @@ from __future__ import annotations
 import statistics as pystats
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from noisefloor import stats
 from noisefloor.comparison import comparison_parts, run_summary
 from noisefloor.cost_budget import CostBudget
 from noisefloor.errors import UsageError
+from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pool import against_pool
-from noisefloor.records import CaseRecord, RunRecord
+from noisefloor.records import CaseRecord, JudgedLook, RunRecord, SequentialRecord
 from noisefloor.report.model import (
     CaseReport,
+    LookSummary,
     ReportSettings,
     RuleSummary,
     Runs,
     Sequential,
-    SequentialSummary,
     Work,
 )
-from noisefloor.sequential import Design, Stop, combine, doubt_order
-from noisefloor.settings import REFERENCE_CHANGE, SCREEN_SHARE, RuleSettings
+from noisefloor.sequential import Design, Stop, doubt_order, doubt_p, settle, step
+from noisefloor.settings import RuleSettings
 from noisefloor.store import Store
 from noisefloor.verdict import suite_summary
 
-__all__ = ["Sampler", "sequential_check"]
+__all__ = ["Budget", "Sampler", "rejudge", "sequential_check"]
 
 
 class Sampler(Protocol):
@@ -60,6 +63,73 @@ class Sampler(Protocol):
         ...
 
 
+class Budget:
+    """What a check may still spend: the one place that decides whether a look's samples fit.
+
+    Samples already on disk cost nothing, so a rerun's budget goes to what it has not taken.
+    """
+
+    def __init__(self, max_calls: int | None, cost: CostBudget | None = None) -> None:
+        self.max_calls = max_calls
+        self.cost = cost
+        """`--max-cost`: each look's samples priced before they are taken."""
+
+    def require(self, sampler: Sampler, cases: list[CaseRecord]) -> None:
+        """Refuse, before any call, a budget below the first look."""
+        if self.cost is not None:
+            self.cost.check_first_look((c.case_id, sampler.missing([c])) for c in cases)
+        if self.max_calls is None:
+            return
+        need = sampler.missing(cases)
+        if need > self.max_calls:
+            raise UsageError(
+                f"--max-calls {self.max_calls} is below the first look's {need} samples "
+                f"({len(cases)} cases)",
+                hint="raise --max-calls, or look first at fewer repeats (the suite's `repeats`)",
+            )
+
+    def fitting(self, sampler: Sampler, wanted: list[CaseRecord]) -> list[CaseRecord]:
+        """The cases of `wanted` (most doubtful first) whose next look fits in what is left,
+        served in order; the others wait for a larger budget."""
+        if self.max_calls is None and self.cost is None:
+            return wanted
+        left = self.max_calls - sampler.taken if self.max_calls is not None else None
+        money = self.cost.left() if self.cost is not None else None
+        out = []
+        for case in wanted:
+            need = sampler.missing([case])
+            if left is not None and need > left:
+                continue
+            price = self.cost.cost_of(case.case_id, need) if self.cost is not None else None
+            if money is not None and price is not None:
+                if price > money:
+                    continue
+                money -= price
+            if left is not None:
+                left -= need
+            out.append(case)
+        return out
+
+    def advice(self) -> str:
+        given = [f"--max-calls {self.max_calls}"] if self.max_calls is not None else []
+        if self.cost is not None:
+            given.append(f"--max-cost {self.cost.max_cost}")
+        return (
+            f"{' or '.join(given)} ran out before its next look: rerun with a larger "
+            "budget (samples taken are kept)"
+        )
+
+
+def _first_looks(sampler: Sampler, settings: RuleSettings) -> list[CaseRecord]:
+    # a first look below min_valid could judge nothing
+    return [
+        c
+        if c.repeats >= c.first_repeat + settings.min_valid
+        else c.model_copy(update={"repeats": c.first_repeat + settings.min_valid})
+        for c in sampler.cases()
+    ]
+
+
 def sequential_check(
     store: Store,
     sampler: Sampler,
@@ -70,227 +140,266 @@ def sequential_check(
     allow_target_change: bool = False,
     cost: CostBudget | None = None,
 ) -> tuple[dict[str, Any], RunRecord]:
-    """Sample and judge in two looks; return the report's parts and the candidate's run saved.
+    """Sample and judge look by look; return the report's parts and the candidate's run saved,
+    which keeps the looks it was judged by (`rejudge` judges it again by them).
 
-    `pool_of()` gives the deep baseline as it stands once the screen's samples are written (a
-    check of the baseline's own version adds to it). Call it holding the suite's lock. `cost`
-    (`--max-cost`) is checked where `design.max_calls` is, with the same rules.
+    `pool_of()` gives the deep baseline as it stands once a look's samples are written (a check
+    of the baseline's own version adds to it, an A/B's baseline arm grows with the candidate).
+    Call it holding the suite's lock. `cost` (`--max-cost`) is spent as `design.max_calls` is.
     """
-    # a screen below min_valid could judge nothing: every case would go to confirmation
-    screen_cases = [
-        c
-        if c.repeats >= c.first_repeat + settings.min_valid
-        else c.model_copy(update={"repeats": c.first_repeat + settings.min_valid})
-        for c in sampler.cases()
-    ]
-    _check_budget(sampler, screen_cases, design)
-    if cost is not None:
-        cost.check_screen((c.case_id, sampler.missing([c])) for c in screen_cases)
-    sampler.take(screen_cases)
-    pool: RunRecord = pool_of()
-    screen_run = against_pool(pool, sampler.record(screen_cases))
-    screened = comparison_parts(
-        store,
-        pool,
-        screen_run,
-        design.screen(settings),
-        allow_target_change=allow_target_change,
-    )
-    pool_dirs = {c.case_id: c.sample_dir for c in pool.cases}
-    same = {c.case_id for c in screen_cases if pool_dirs.get(c.case_id) == c.sample_dir}
-    stops: dict[str, Stop] = {cid: Stop.SAME for cid in same}
-    fresh = _confirmations(sampler, screen_cases, screened["cases"], same, design, stops, cost)
-    sampler.take(fresh)
-    confirmed_ids = {c.case_id for c in fresh}
-    windows = {c.case_id: c for c in fresh}
-    final_cases = [windows.get(c.case_id, c) for c in screen_cases]
-    if fresh:
-        pool = pool_of()  # an A/B's baseline arm took repeats beside the confirmations
-    run = sampler.finish(final_cases)
-    confirmed: dict[str, CaseReport] = {}
-    confirm_summary = None
-    work = screened["work"]
-    if fresh:
-        sub_pool = pool.model_copy(
-            update={"cases": [c for c in pool.cases if c.case_id in confirmed_ids]}
+    windows = {c.case_id: c for c in _first_looks(sampler, settings)}
+    budget = Budget(design.max_calls, cost)
+    budget.require(sampler, list(windows.values()))
+    sizes = design.schedule(min(c.repeats - c.first_repeat for c in windows.values()))
+    shares = stats.spending(sizes, design.rho)
+    running = list(windows)
+    final: dict[str, CaseReport] = {}
+    stops: dict[str, Stop] = {}
+    why: dict[str, str] = {}
+    last_look: dict[str, int] = {}
+    judged: list[JudgedLook] = []
+    looks: list[LookSummary] = []
+    work: list[Work] = []
+    parts: dict[str, Any] = {}
+    first: RuleSummary | None = None
+    pool: RunRecord | None = None
+    for j, size in enumerate(sizes):
+        if j:
+            wanted = [
+                windows[cid].model_copy(
+                    update={"repeats": max(windows[cid].repeats, windows[cid].first_repeat + size)}
+                )
+                for cid in doubt_order([final[cid] for cid in running])
+            ]
+            fits = {c.case_id: c for c in budget.fitting(sampler, wanted)}
+            for cid in [cid for cid in running if cid not in fits]:
+                stops[cid], why[cid] = Stop.BUDGET, budget.advice()
+                running.remove(cid)
+            windows.update(fits)
+            if not running:
+                break
+        sampler.take([windows[cid] for cid in running])
+        pool = pool_of()
+        if j == 0:
+            pool_dirs = {c.case_id: c.sample_dir for c in pool.cases}
+            for cid in [cid for cid in running if pool_dirs.get(cid) == windows[cid].sample_dir]:
+                stops[cid], why[cid] = Stop.SAME, "the baseline's own version and input"
+                last_look[cid] = 0
+                running.remove(cid)
+        cand = against_pool(pool, sampler.record(list(windows.values())))
+        judged.append(_judged_look(shares[j], pool, cand))
+        look_settings = design.look(settings, shares[j])
+        parts = comparison_parts(
+            store, pool, cand, look_settings, allow_target_change=allow_target_change
         )
-        sub_run = run.model_copy(
-            update={"cases": [c for c in run.cases if c.case_id in confirmed_ids]}
+        work.append(parts["work"])
+        summary: RuleSummary = parts["rule_summary"]
+        first = first or summary
+        futility = design.futility_at(j, len(sizes))
+        looks.append(
+            LookSummary(
+                repeats=size,
+                alpha=round(look_settings.alpha, 12),
+                threshold=(summary.thresholds or {}).get("regress"),
+                futility=futility,
+                cases=len(running),
+            )
         )
-        confirm = comparison_parts(
-            store,
-            sub_pool,
-            sub_run,
-            design.confirm(settings, screened["rule_summary"]),
-            allow_target_change=True,
-        )
-        confirmed = {c.case_id: c for c in confirm["cases"]}
-        confirm_summary = confirm["rule_summary"]
-        work = Work(
-            executed=dict(Counter(work.executed) + Counter(confirm["work"].executed)),
-            up_to_date=dict(Counter(work.up_to_date) + Counter(confirm["work"].up_to_date)),
-        )
-    evidence = _evidence(pool, screen_cases, run, same)
-    cases = combine(
-        screened["cases"], confirmed, stops, evidence, design.max_calls, design.max_cost
-    )
-    shown_run = against_pool(pool, run)
-    # the screen's comparison summed up this very pool, unless confirmations moved it
-    shown_pool = run_summary(pool, store) if fresh else screened["runs"].baseline
-    parts = {
-        **screened,
-        "candidate": run.run_id,
-        "cases": cases,
-        "work": work,
-        "settings": ReportSettings.model_validate(settings.config()),
-        "suite_summary": suite_summary(cases, settings),
-        "runs": Runs(baseline=shown_pool, candidate=run_summary(shown_run, store, run)),
+        for case in parts["cases"]:
+            cid = case.case_id
+            if cid in running or cid not in final:
+                final[cid] = case
+            if cid not in running:
+                continue  # stopped earlier: its table counted in the family, its verdict stands
+            last_look[cid] = j
+            stop = step(case, futility)
+            if stop is not None:
+                stops[cid], why[cid] = stop, _why(stop, case, size, futility)
+                running.remove(cid)
+        if not running:
+            break
+    assert pool is not None and not running, "the last look stops every case"
+    order = [c.case_id for c in sampler.cases()]
+    run = sampler.finish([windows[cid] for cid in order])
+    pool = pool_of()
+    depth = _depth(pool)
+    advice = {
+        cid: budget.advice() if stop is Stop.BUDGET else _cap_advice(depth, design)
+        for cid, stop in stops.items()
+        if stop in (Stop.CAP, Stop.BUDGET)
     }
-    summary = _summary(
-        settings,
-        design,
-        pool,
-        cases,
-        (len(fresh), sum(1 for s in stops.values() if s is Stop.BUDGET), sampler.taken),
-        (screened["rule_summary"], confirm_summary),
+    record = SequentialRecord(
+        baseline=pool.run_id,
+        looks=judged,
+        last_look=last_look,
+        stops={cid: stop.value for cid, stop in stops.items()},
+        why=why,
+        advice=advice,
     )
-    parts["sequential"] = summary
-    parts["warnings"] = [*parts["warnings"], *_shallow(summary, design)]
+    run = run.model_copy(update={"sequential": record})
+    store.save_run(run)
+    cases = _settled(record, final, order)
+    parts = _parts(parts, store, pool, run, cases, work, settings)
+    parts["rule_summary"] = first
+    seq = spent(design, depth, cases, looks, sampler.taken, first, settings)
+    parts["sequential"] = seq
+    parts["warnings"] = [*parts["warnings"], *shallow_warning(seq)]
     return parts, run
 
 
-def _check_budget(sampler: Sampler, cases: list[CaseRecord], design: Design) -> None:
-    if design.max_calls is None:
-        return
-    need = sampler.missing(cases)
-    if need > design.max_calls:
-        raise UsageError(
-            f"--max-calls {design.max_calls} is below the screen's {need} samples "
-            f"({len(cases)} cases)",
-            hint="raise --max-calls, or screen fewer repeats (the suite's `repeats`)",
-        )
-
-
-def _confirmations(
-    sampler: Sampler,
-    screen_cases: list[CaseRecord],
-    screened: list[CaseReport],
-    same: set[str],
-    design: Design,
-    stops: dict[str, Stop],
-    cost: CostBudget | None = None,
-) -> list[CaseRecord]:
-    """The fresh repeats each case in doubt takes after its screen, most doubtful first, as
-    long as the budget lasts; `stops` learns which cases took them and which the budget left."""
-    by_id = {c.case_id: c for c in screen_cases}
-    budget = None if design.max_calls is None else design.max_calls - sampler.taken
-    out = []
-    for case_id in doubt_order(screened):
-        if case_id in same:
-            continue
-        case = by_id[case_id]
-        if design.max_repeats <= case.repeats:
-            stops[case_id] = Stop.CAP
-            continue
-        window = case.model_copy(update={"start": case.repeats, "repeats": design.max_repeats})
-        need = sampler.missing([window])
-        if budget is not None and need > budget:
-            stops[case_id] = Stop.BUDGET
-            continue
-        if cost is not None and not cost.affords(case_id, need):
-            stops[case_id] = Stop.BUDGET
-            continue
-        if budget is not None:
-            budget -= need
-        stops[case_id] = Stop.CAP
-        out.append(window)
-    return out
-
-
-def _evidence(
-    pool: RunRecord, screen: list[CaseRecord], run: RunRecord, same: set[str]
-) -> dict[str, Sequential]:
-    """Each case's repeats: a case of the baseline's own version rests on the pool alone."""
-    base = {c.case_id: c.repeats - c.start for c in pool.cases}
-    screens = {c.case_id: c.repeats for c in screen}
-    out = {}
-    for case in run.cases:
-        cid = case.case_id
-        depth = base.get(cid, 0)
-        if cid in same:
-            out[cid] = Sequential(
-                baseline_repeats=depth, candidate_repeats=depth, screen=0, verdict_repeats=depth
-            )
-            continue
-        out[cid] = Sequential(
-            baseline_repeats=depth,
-            candidate_repeats=case.repeats,
-            screen=screens[cid],
-            verdict_repeats=case.repeats - case.start,
-        )
-    return out
-
-
-def _summary(
+def rejudge(
+    store: Store,
+    base: RunRecord,
+    cand: RunRecord,
     settings: RuleSettings,
-    design: Design,
-    pool: RunRecord,
-    cases: list[CaseReport],
-    spent: tuple[int, int, int],
-    summaries: tuple[RuleSummary | None, RuleSummary | None],
-) -> SequentialSummary:
-    """The design, what it spent, and what a fixed design of the same power would have: exact
-    power against `REFERENCE_CHANGE` at this check's thresholds and median depths."""
-    confirmed, budget_stopped, taken = spent
-    screen_summary, confirm_summary = summaries
-    depth = round(pystats.median(c.repeats - c.start for c in pool.cases)) if pool.cases else 0
-    summary = SequentialSummary(
-        screen_alpha=round(settings.alpha * SCREEN_SHARE, 12),
-        confirm_alpha=round(settings.alpha * (1 - SCREEN_SHARE), 12),
-        max_repeats=design.max_repeats,
-        max_calls=design.max_calls,
-        max_cost=float(design.max_cost) if design.max_cost is not None else None,
-        baseline_repeats=depth,
-        screened=len(cases),
-        confirmed=confirmed,
-        budget_stopped=budget_stopped,
-        calls=taken,
-        confirm_rule_summary=confirm_summary,
-    )
-    screen_t = (screen_summary.thresholds or {}).get("regress") if screen_summary else None
-    screens = [c.sequential.screen for c in cases if c.sequential and c.sequential.screen]
-    if screen_t is None or not screens or depth < 1:
-        return summary
-    screen = round(pystats.median(screens))
-    confirm_t = (confirm_summary.thresholds or {}).get("regress") if confirm_summary else None
-    if confirm_t is None:
-        confirm_t = screen_t * (1 - SCREEN_SHARE) / SCREEN_SHARE
-    p_b, p_c = REFERENCE_CHANGE
-    cap = max(design.max_repeats, screen)
-    power = stats.sequential_power(depth, screen, cap, p_b, p_c, screen_t, confirm_t)
-    summary.reference = f"{p_b:.1f} -> {p_c:.1f}"
-    summary.power = round(power, 4)
-    if depth < design.baseline_repeats:
-        deeper = stats.sequential_power(
-            design.baseline_repeats, screen, cap, p_b, p_c, screen_t, confirm_t
+    *,
+    allow_target_change: bool = False,
+) -> dict[str, Any]:
+    """The report's parts of a run a sequential check took, judged again by its own looks: the
+    same windows of both sides at each look, the same shares of alpha, each case's verdict from
+    the look it stopped at. Calls no target; `settings` are the command's (the same flags give
+    the check's verdicts)."""
+    record = cand.sequential
+    assert record is not None, "only a sequential check's run is judged again by its looks"
+    final: dict[str, CaseReport] = {}
+    work: list[Work] = []
+    parts: dict[str, Any] = {}
+    first: RuleSummary | None = None
+    for j, look in enumerate(record.looks):
+        pool, run = _at_look(base, look, baseline=True), _at_look(cand, look, baseline=False)
+        look_settings = replace(settings, alpha=settings.alpha * look.alpha_share)
+        parts = comparison_parts(
+            store, pool, run, look_settings, allow_target_change=allow_target_change
         )
-        summary.deeper_power = round(deeper, 4)
-    # a fixed design "as strong" as a weak one says nothing: compare where the design works
-    if power >= 0.5:
-        fixed = stats.repeats_needed(p_b, p_c, screen_t / SCREEN_SHARE, power, n_baseline=depth)
-        if fixed is not None:
-            summary.fixed_repeats = fixed
-            summary.fixed_calls = fixed * len(cases)
-    return summary
+        work.append(parts["work"])
+        first = first or parts["rule_summary"]
+        for case in parts["cases"]:
+            if record.last_look.get(case.case_id) == j:
+                final[case.case_id] = case
+    order = [c.case_id for c in cand.cases]
+    pool = _at_look(base, record.looks[-1], baseline=True)
+    parts = _parts(parts, store, pool, cand, _settled(record, final, order), work, settings)
+    parts["rule_summary"] = first
+    return parts
 
 
-def _shallow(summary: SequentialSummary, design: Design) -> list[str]:
-    """A warning when the baseline holds fewer repeats than the design counts on."""
-    if summary.deeper_power is None or summary.power is None:
-        return []
-    return [
-        f"the baseline holds {summary.baseline_repeats} repeats per case (median): "
-        f"`noisefloor baseline deepen` on the baseline's code tops it up to "
-        f"{design.baseline_repeats}, and a {summary.reference} drop is then flagged in "
-        f"{100 * summary.deeper_power:.0f}% of checks instead of {100 * summary.power:.0f}%"
-    ]
+def _why(stop: Stop, case: CaseReport, size: int, futility: float | None) -> str:
+    if stop is Stop.CLEAR:
+        return (
+            f"no worsening left plausible after {size} repeats "
+            f"(p={doubt_p(case):.3g} > {futility:g})"
+        )
+    if stop is Stop.CAP:
+        return f"the cap: {size} repeats"
+    if stop is Stop.UNMEASURED:
+        return f"no repeat of the look of {size} reached the target"
+    return f"decided at the look of {size} repeats"
+
+
+def _cap_advice(depth: int, design: Design) -> str:
+    if depth < design.baseline_repeats:
+        return (
+            f"the baseline holds {depth} repeats per case: `noisefloor baseline deepen` tops it "
+            f"up to {design.baseline_repeats} and narrows the interval"
+        )
+    return "raise --max-repeats to narrow it"
+
+
+def _depth(pool: RunRecord) -> int:
+    return round(pystats.median(c.repeats - c.start for c in pool.cases)) if pool.cases else 0
+
+
+def _judged_look(share: float, pool: RunRecord, cand: RunRecord) -> JudgedLook:
+    """A look as the run keeps it: every case's windows on both sides."""
+    base = {c.case_id: (c.start, c.repeats) for c in pool.cases}
+    return JudgedLook(
+        alpha_share=share,
+        windows={c.case_id: (c.start, c.repeats, *base.get(c.case_id, (0, 0))) for c in cand.cases},
+    )
+
+
+def _at_look(run: RunRecord, look: JudgedLook, *, baseline: bool) -> RunRecord:
+    """One side of a kept look: its cases at the windows the look judged."""
+    at = 2 if baseline else 0
+    cases = []
+    for case in run.cases:
+        window = look.windows.get(case.case_id)
+        if window is not None and (window[at], window[at + 1]) != (0, 0):
+            case = case.model_copy(update={"start": window[at], "repeats": window[at + 1]})
+        cases.append(case)
+    return run.model_copy(update={"cases": cases})
+
+
+def _settled(
+    record: SequentialRecord, final: dict[str, CaseReport], order: list[str]
+) -> list[CaseReport]:
+    """Each case's verdict from the look it stopped at, settled at the cap or the budget, with
+    what it rests on and why it stopped."""
+    out = []
+    for cid in order:
+        stop = Stop(record.stops[cid])
+        case = settle(final[cid], stop, record.advice.get(cid, ""))
+        last = record.last_look[cid]
+        windows = [look.windows[cid] for look in record.looks[: last + 1]]
+        out.append(
+            case.model_copy(
+                update={"sequential": _evidence(windows, stop, record.why.get(cid, ""))}
+            )
+        )
+    return out
+
+
+def _evidence(windows: list[tuple[int, int, int, int]], stop: Stop, why: str) -> Sequential:
+    """A case's repeats at each look it took part in: one of the baseline's own version rests on
+    the pool alone."""
+    c_start, c_end, b_start, b_end = windows[-1]
+    depth = b_end - b_start
+    if stop is Stop.SAME:
+        return Sequential(
+            baseline_repeats=depth,
+            candidate_repeats=depth,
+            screen=0,
+            verdict_repeats=depth,
+            stopped=stop.value,
+            why=why,
+        )
+    looked = [end - start for start, end, _, _ in windows]
+    return Sequential(
+        baseline_repeats=depth,
+        candidate_repeats=c_end - c_start,
+        screen=looked[0],
+        verdict_repeats=c_end - c_start,
+        looks=looked,
+        stopped=stop.value,
+        why=why,
+    )
+
+
+def _parts(
+    last: dict[str, Any],
+    store: Store,
+    pool: RunRecord,
+    run: RunRecord,
+    cases: list[CaseReport],
+    work: list[Work],
+    settings: RuleSettings,
+) -> dict[str, Any]:
+    """The report's parts: the last look's, with every case's settled verdict and both sides as
+    the verdicts rest on them."""
+    executed: Counter[str] = Counter()
+    up_to_date: Counter[str] = Counter()
+    for w in work:
+        executed.update(w.executed)
+        up_to_date.update(w.up_to_date)
+    return {
+        **last,
+        "candidate": run.run_id,
+        "cases": cases,
+        "work": Work(executed=dict(executed), up_to_date=dict(up_to_date)),
+        "settings": ReportSettings.model_validate(settings.config()),
+        "suite_summary": suite_summary(cases, settings),
+        "runs": Runs(
+            baseline=run_summary(pool, store),
+            candidate=run_summary(against_pool(pool, run), store, run),
+        ),
+    }

@@ -121,19 +121,18 @@ def sequential_line(report: Report) -> str | None:
     seq = report.sequential
     if seq is None:
         return None
-    text = (
-        f"sequential: {seq.screened} case(s) screened against {seq.baseline_repeats} baseline "
-        f"repeats at alpha {_num(seq.screen_alpha)}; {seq.confirmed} in doubt confirmed on fresh "
-        f"repeats up to {seq.max_repeats} at alpha {_num(seq.confirm_alpha)}"
+    shown = ", ".join(
+        f"{look.repeats} ({look.cases} case(s), alpha {_num(look.alpha)})" for look in seq.looks
     )
-    confirm = seq.confirm_rule_summary
-    if confirm is not None and confirm.thresholds:
-        text += f" (threshold {_num(confirm.thresholds.get('regress'))})"
+    text = (
+        f"sequential: {seq.screened} case(s) against {seq.baseline_repeats} baseline repeats, "
+        f"looks at {shown}; stopped: " + ", ".join(f"{n} {why}" for why, n in seq.stops.items())
+    )
     if seq.budget_stopped:
         given = [f"--max-calls {seq.max_calls}"] if seq.max_calls is not None else []
         if seq.max_cost is not None:
             given.append(f"--max-cost {amount(seq.max_cost)}")
-        text += f"; {seq.budget_stopped} left in doubt by {' or '.join(given)}"
+        text += f" ({' or '.join(given)})"
     text += f"; {seq.calls} sample(s) taken"
     if seq.fixed_calls is not None and seq.power is not None:
         text += (
@@ -145,15 +144,14 @@ def sequential_line(report: Report) -> str | None:
 
 
 def repeats_tag(case: CaseReport) -> str:
-    """`(repeats 30 vs 25 fresh after a screen of 5; cap)`: what a sequential verdict rests on."""
+    """`(repeats 100 vs 20, looks 5/10/20; clear)`: what a sequential verdict rests on."""
     seq = case.sequential
     if seq is None:
         return ""
     if seq.stopped == "same":
         return f"(the baseline's own version: {seq.baseline_repeats} repeats)"
-    fresh = seq.verdict_repeats != seq.candidate_repeats
-    after = f" fresh after a screen of {seq.screen}" if fresh else ""
-    return f"(repeats {seq.baseline_repeats} vs {seq.verdict_repeats}{after}; {seq.stopped})"
+    looks = f", looks {'/'.join(map(str, seq.looks))}" if len(seq.looks) > 1 else ""
+    return f"(repeats {seq.baseline_repeats} vs {seq.verdict_repeats}{looks}; {seq.stopped})"
 
 
 def example_line(example: FailingExample) -> str:

@@ -17,6 +17,7 @@ __all__ = [
     "ComparedCase",
     "ComparedScorer",
     "Evidence",
+    "LookSummary",
     "Report",
     "ReportFile",
     "RuleSummary",
@@ -80,6 +81,8 @@ class Evidence(Part):
     p_improve: float | None = None
     threshold: float | None = None
     min_effect: float | None = None
+    suspect_drop: float | None = None
+    """Rule exact: a larger drop whose interval reaches `min_effect` is inconclusive."""
     min_detectable_drop: float | None = None
     values: ValuesEvidence | None = None
     scorer_redefined: Redefinition | None = None
@@ -132,14 +135,18 @@ class Sequential(Part):
     baseline_repeats: int
     """Baseline repeats the verdict rests on (the deep baseline's)."""
     candidate_repeats: int
-    """Candidate repeats taken: the screen's, plus the confirmation's."""
+    """Candidate repeats taken: every look's."""
     screen: int
-    """Candidate repeats of the screen."""
+    """Candidate repeats of the first look."""
     verdict_repeats: int
-    """Candidate repeats the verdict rests on: the screen's, or only the confirmation's."""
+    """Candidate repeats the verdict rests on: every one taken, r0 up to the last."""
+    looks: list[int] = []
+    """Candidate repeats at each look the case took part in."""
     stopped: str = ""
     """`same` (the baseline's own version), `clear`, `decided`, `cap`, `budget` or
-    `unmeasured` (no valid candidate repeat)."""
+    `unmeasured` (no candidate repeat reached the target)."""
+    why: str = ""
+    """Why it stopped, in words: the test that decided, or the futility bound it passed."""
 
 
 class CaseReport(Part):
@@ -304,26 +311,40 @@ class TargetChange(Part):
     reasons: list[str]
 
 
+class LookSummary(Part):
+    """One look of a sequential check."""
+
+    repeats: int
+    """Candidate repeats per case at this look (at least; a case may have started higher)."""
+    alpha: float
+    """The share of alpha this look spends, corrected across every case of the suite."""
+    threshold: float | None = None
+    """The per-case level of a pass-rate drop at this look (alpha / Tarone's K)."""
+    futility: float | None = None
+    """A case whose smallest p of a worsening exceeds this stops after the look."""
+    cases: int
+    """Cases still running at this look."""
+
+
 class SequentialSummary(Part):
     """A sequential check's design and what it spent."""
 
-    screen_alpha: float
-    """The share of alpha the screen rejects at, corrected across every case."""
-    confirm_alpha: float
-    """The rest, corrected across the confirmed cases (`confirm_rule_summary`)."""
+    looks: list[LookSummary]
+    """The looks taken, in order."""
     max_repeats: int
     max_calls: int | None
     max_cost: float | None = None
     """`--max-cost`: what the samples of the check may cost at the suite's price, at most."""
     baseline_repeats: int
     """The deep baseline's repeats per case (the median over cases)."""
+    design_baseline_repeats: int
+    """The depth the design counts on (--baseline-repeats)."""
     screened: int
-    confirmed: int
-    """Cases in doubt after the screen that took fresh repeats."""
     budget_stopped: int
     calls: int
     """Samples this check took (cached ones cost nothing)."""
-    confirm_rule_summary: RuleSummary | None = None
+    stops: dict[str, int] = {}
+    """Cases per reason they stopped."""
     reference: str | None = None
     """The change the comparison with a fixed design is made for, e.g. `1.0 -> 0.6`."""
     power: float | None = None

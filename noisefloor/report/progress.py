@@ -56,7 +56,7 @@ class Progress:
 
     def start(self, total: int) -> None:
         """Show progress when there is anything to sample; a later call (a sequential check's
-        confirmation) adds its samples to the total."""
+        look) adds its samples to the total."""
         if self._bar is not None or self._ticker is not None:
             self.total += total
             if self._bar is not None:

@@ -82,7 +82,7 @@ def side_repeats(
     paths = store.sample_paths(case)
     judged = []
     for index in range(len(paths)):
-        repeat = case.start + index  # a confirmation's window starts after its screen
+        repeat = case.start + index  # a window may start past r0 (a deep baseline's newest repeats)
         of_repeat = [(label, rs[index]) for label, rs in scores if index < len(rs)]
         status, reason = _repeat_status(of_repeat)
         failures = tuple(

@@ -44,8 +44,10 @@ def _suite_line(report: Report) -> list[str]:
     rule = report.rule_summary
     parts = [f"rule {report.rule}"]
     sequential = sequential_line(report)
-    if sequential is not None and report.settings is not None:
-        parts.append(f"alpha {report.settings.alpha} family-wise, in two looks")
+    if report.sequential is not None and report.settings is not None:
+        looks = len(report.sequential.looks)
+        shown = "one look" if looks == 1 else f"{looks} looks"
+        parts.append(f"alpha {report.settings.alpha} family-wise, spent over {shown}")
     elif report.rule == "exact" and rule is not None:
         alpha = report.settings.alpha if report.settings is not None else None
         parts.append(f"alpha {alpha} family-wise")

@@ -28,8 +28,11 @@ from noisefloor.report.model import (
 from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
 from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
-__all__ = ["ExactRule"]
+__all__ = ["ADD_REPEATS", "ExactRule"]
 
+#: The advice an inconclusive verdict ends with; a sequential check at its cap replaces it with
+#: what would narrow the interval there (`noisefloor.sequential.settle`).
+ADD_REPEATS = "add repeats"
 #: Families of tests corrected together: discrete ones with Tarone, continuous ones with Holm.
 DISCRETE = ("errors", "regress", "improve")
 CONTINUOUS = ("worse", "better")
@@ -163,7 +166,7 @@ def _value_verdict(
         return (
             Verdict.INCONCLUSIVE,
             f"{shown}: worse by {bad:.3g}, not significant at this N (p={worse.p:.3g} > "
-            f"{worse.threshold:.3g}); the 95% interval reaches {stated}: add repeats",
+            f"{worse.threshold:.3g}); the 95% interval reaches {stated}: {ADD_REPEATS}",
         )
     if suspect:
         return (
@@ -253,13 +256,11 @@ class ExactRule:
         tested: dict[int, _Tested] = {}
         for family in CONTINUOUS:
             fam = [t for t in all_tests if t.family == family]
-            # tests the family must count but that were not taken here never reject
-            floor = settings.family_floor.get(family, 0)
-            ps = [t.p for t in fam] + [1.0] * max(0, floor - len(fam))
+            ps = [t.p for t in fam]
             for t, thr, rej in zip(
                 fam,
-                stats.holm_thresholds(ps, alphas[family])[: len(fam)],
-                stats.holm(ps, alphas[family])[: len(fam)],
+                stats.holm_thresholds(ps, alphas[family]),
+                stats.holm(ps, alphas[family]),
                 strict=True,
             ):
                 tested[id(t)] = _Tested(t.p, thr, rej)
@@ -379,6 +380,7 @@ class ExactRule:
         evidence.p_improve = _r(imp.p)
         evidence.threshold = _r(reg.threshold)
         evidence.min_effect = me
+        evidence.suspect_drop = suspect
         evidence.min_detectable_drop = _r(mde)
         rate = f"{b.k}/{b.n} -> {c.k}/{c.n}"
         if reg.rejected and drop >= me - stats.TOL:
@@ -394,7 +396,7 @@ class ExactRule:
                 (
                     Verdict.INCONCLUSIVE,
                     f"pass rate {rate}: a drop of {drop:.2f}, not significant at this N "
-                    f"(p={reg.p:.3g} > {reg.threshold:.3g}); add repeats",
+                    f"(p={reg.p:.3g} > {reg.threshold:.3g}); {ADD_REPEATS}",
                 )
             )
         elif drop >= suspect - stats.TOL:

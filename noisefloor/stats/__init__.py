@@ -1,4 +1,5 @@
-"""Exact statistics behind the gate: Fisher, Tarone, Holm, Wilson, Newcombe, Welch and power.
+"""Exact statistics behind the gate: Fisher, Tarone, Holm, Wilson, Newcombe, Welch, power and
+the group-sequential looks.
 
 Binary statistics are pure Python and exact; scipy is imported lazily, only by the continuous ones.
 """
@@ -16,22 +17,21 @@ from noisefloor.stats.binary import (
 from noisefloor.stats.continuous import WelchResult, paired_mean_ci, welch
 from noisefloor.stats.multiplicity import holm, holm_thresholds, tarone, tarone_threshold
 from noisefloor.stats.power import (
-    doubt_chance,
     fisher_power,
     min_detectable_drop,
     repeats_needed,
-    sequential_power,
     t_power,
     t_repeats_needed,
 )
+from noisefloor.stats.sequential import Looks, look_outcome, spending
 from noisefloor.stats.tolerance import P_RTOL, TOL, close, significant
 
 __all__ = [
+    "Looks",
     "P_RTOL",
     "TOL",
     "WelchResult",
     "close",
-    "doubt_chance",
     "fisher_improve",
     "fisher_improve_min",
     "fisher_power",
@@ -39,12 +39,13 @@ __all__ = [
     "fisher_regress_min",
     "holm",
     "holm_thresholds",
+    "look_outcome",
     "min_detectable_drop",
     "newcombe",
     "paired_mean_ci",
     "repeats_needed",
-    "sequential_power",
     "significant",
+    "spending",
     "t_power",
     "t_repeats_needed",
     "tarone",

@@ -12,18 +12,18 @@ from itertools import accumulate
 from noisefloor.stats.tolerance import check_alpha, check_counts, check_prob, significant
 
 __all__ = [
-    "doubt_chance",
+    "binom_pmf",
     "fisher_power",
     "min_detectable_drop",
+    "regress_boundary",
     "repeats_needed",
-    "sequential_power",
     "t_power",
     "t_repeats_needed",
 ]
 
 
 @lru_cache(maxsize=4096)
-def _regress_boundary(n_b: int, n_c: int, threshold: float) -> tuple[int, ...]:
+def regress_boundary(n_b: int, n_c: int, threshold: float) -> tuple[int, ...]:
     """For each k_b, the largest k_c whose `fisher_regress` p reaches threshold, or -1.
 
     The p-value rises with k_c and falls with k_b, so the rejection region is a staircase that
@@ -91,14 +91,15 @@ def min_detectable_drop(k_b: int, n_b: int, n_c: int, threshold: float) -> float
         raise ValueError(f"candidate: need n >= 0, got {n_c}")
     if n_b == 0 or n_c == 0:
         return None
-    k_c = _regress_boundary(n_b, n_c, threshold)[k_b]
+    k_c = regress_boundary(n_b, n_c, threshold)[k_b]
     if k_c < 0:
         return None
     return k_b / n_b - k_c / n_c
 
 
 @lru_cache(maxsize=4096)
-def _binom_pmf(n: int, p: float) -> tuple[float, ...]:
+def binom_pmf(n: int, p: float) -> tuple[float, ...]:
+    """Binomial(n, p) probabilities of 0..n passes."""
     if p == 0.0 or p == 1.0:
         hit = 0 if p == 0.0 else n
         return tuple(1.0 if k == hit else 0.0 for k in range(n + 1))
@@ -128,70 +129,10 @@ def fisher_power(n_b: int, n_c: int, p_b: float, p_c: float, alpha: float) -> fl
     check_prob(p_c, "p_c")
     if n_b < 1 or n_c < 1:
         return 0.0
-    bounds = _regress_boundary(n_b, n_c, alpha)
-    cdf_c = list(accumulate(_binom_pmf(n_c, p_c)))
-    pmf_b = _binom_pmf(n_b, p_b)
+    bounds = regress_boundary(n_b, n_c, alpha)
+    cdf_c = list(accumulate(binom_pmf(n_c, p_c)))
+    pmf_b = binom_pmf(n_b, p_b)
     return min(1.0, math.fsum(w * cdf_c[k] for w, k in zip(pmf_b, bounds, strict=True) if k >= 0))
-
-
-def sequential_power(
-    n_b: int,
-    screen: int,
-    cap: int,
-    p_b: float,
-    p_c: float,
-    screen_threshold: float,
-    confirm_threshold: float,
-) -> float:
-    """Exact power of a sequential check's design for one case, over binomial outcomes.
-
-    The screen takes `screen` candidate repeats and rejects at `screen_threshold`; a case whose
-    screen pass rate lies below its baseline's takes `cap - screen` fresh repeats, tested alone
-    against the same `n_b` baseline repeats at `confirm_threshold`.
-
-    Returns:
-        P(the case is flagged) for independent binomial baseline, screen and fresh counts.
-    """
-    check_prob(p_b, "p_b")
-    check_prob(p_c, "p_c")
-    if n_b < 1 or screen < 1:
-        return 0.0
-    at_screen = _regress_boundary(n_b, screen, screen_threshold)
-    fresh = cap - screen
-    at_confirm = _regress_boundary(n_b, fresh, confirm_threshold) if fresh > 0 else None
-    cdf_fresh = list(accumulate(_binom_pmf(fresh, p_c))) if fresh > 0 else []
-    pmf_screen = _binom_pmf(screen, p_c)
-    total = []
-    for k_b, w_b in enumerate(_binom_pmf(n_b, p_b)):
-        if w_b == 0.0:
-            continue
-        confirm = (
-            cdf_fresh[at_confirm[k_b]] if at_confirm is not None and at_confirm[k_b] >= 0 else 0.0
-        )
-        for k, w in enumerate(pmf_screen):
-            if k <= at_screen[k_b]:
-                total.append(w_b * w)
-            elif k * n_b < k_b * screen:
-                total.append(w_b * w * confirm)
-    return min(1.0, math.fsum(total))
-
-
-def doubt_chance(n_b: int, screen: int, p: float) -> float:
-    """The chance that an unchanged case (pass rate `p` on both sides) screens below its
-    baseline: the share of such cases a sequential check confirms on fresh repeats."""
-    check_prob(p, "p")
-    if n_b < 1 or screen < 1:
-        return 0.0
-    pmf_b, pmf_c = _binom_pmf(n_b, p), _binom_pmf(screen, p)
-    return min(
-        1.0,
-        math.fsum(
-            w_b * w_c
-            for k_b, w_b in enumerate(pmf_b)
-            for k, w_c in enumerate(pmf_c)
-            if k * n_b < k_b * screen
-        ),
-    )
 
 
 def repeats_needed(

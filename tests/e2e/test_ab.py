@@ -112,21 +112,23 @@ def test_a_regression_planted_in_the_working_tree_fails_against_head(cli, repo):
     assert report["runs"]["baseline"]["label"] == f"ab-{sha[:12]}"
     assert report["runs"]["baseline"]["target_key"] != report["runs"]["candidate"]["target_key"]
     assert report["target_change"]["modified"] == ["montecarlo.py"]
-    # sequential: every case screened at REPEATS per arm; the broken case, 0/4 against 4/4, is
-    # in doubt and confirmed with both arms brought to 30 repeats, interleaved
-    assert report["calls"] == 2 * len(CASES) * REPEATS + 2 * (30 - REPEATS)
+    # sequential on both arms: every case looked at with REPEATS per arm; the broken case, 0/4
+    # against 4/4, is in doubt and looked at again with both arms brought to 10, interleaved
+    assert report["calls"] == 2 * len(CASES) * REPEATS + 2 * (10 - REPEATS)
     broken = next(c for c in report["cases"] if c["case_id"] == BROKEN)
     assert broken["sequential"] == {
-        "baseline_repeats": 30,
-        "candidate_repeats": 30,
+        "baseline_repeats": 10,
+        "candidate_repeats": 10,
         "screen": REPEATS,
-        "verdict_repeats": 30 - REPEATS,
+        "verdict_repeats": 10,
+        "looks": [REPEATS, 10],
         "stopped": "decided",
+        "why": "decided at the look of 10 repeats",
     }
     # the baseline arm ran the committed program: every repeat of the broken case passed there
     scorer = broken["scorers"][0]
-    assert (scorer["baseline"]["k"], scorer["baseline"]["n"]) == (30, 30)
-    assert (scorer["candidate"]["k"], scorer["candidate"]["n"]) == (0, 30 - REPEATS)
+    assert (scorer["baseline"]["k"], scorer["baseline"]["n"]) == (10, 10)
+    assert (scorer["candidate"]["k"], scorer["candidate"]["n"]) == (0, 10)
     _nothing_left(repo)
 
 

@@ -20,8 +20,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
     [
         (
             "calibration.py",
-            ["--suites", "5", "--repeats", "3", "--workers", "1"],
-            "| exact, sequential (baseline 30) | 5-30 |",
+            ["--suites", "3", "--repeats", "3", "--workers", "1", "--mixes", "noisy"],
+            "| noisy | 100 | 5/10/20/40/60 | 1 | every |",
         ),
         (
             "montecarlo_checks.py",
@@ -61,7 +61,7 @@ def test_the_side_by_side_bench_times_another_harness(tmp_path: Path) -> None:
     suite = {
         "name": "other",
         "target": {"command": ["echo", "{{input}}"]},
-        "defaults": {"repeats": 2},
+        "defaults": {"repeats": 2, "baseline_repeats": 2},
         "cases": [
             {"id": f"case-{i}", "input": f"input {i}", "scorers": ["json_valid"]} for i in range(3)
         ],

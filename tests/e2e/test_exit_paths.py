@@ -164,7 +164,7 @@ def http_suite(directory: Path, base_url: str, prompt: str) -> Path:
     doc: dict[str, Any] = {
         "name": "http",
         "target": {"http": target},
-        "defaults": {"repeats": 2},
+        "defaults": {"repeats": 2, "baseline_repeats": 2},
         "cases": [
             {
                 "id": "capital",

@@ -22,7 +22,8 @@ def quickstart_regression(cli, tmp_path):
     work = tmp_path / "quickstart"
     shutil.copytree(QUICKSTART, work)
     suite = work / "suite.yaml"
-    assert cli("check", suite).code == 0
+    # adopted at 5 repeats, not the design's 100: a quick first check
+    assert cli("check", suite, "--baseline-repeats", "5").code == 0
     text = suite.read_text()
     suite.write_text(text.replace("capital of France?", "capital of Mars?"))
     assert cli("check", suite).code == 1
@@ -40,13 +41,14 @@ def test_explain_shows_the_quickstart_regression_as_a_diff(cli, quickstart_regre
     assert '  -  "answer": "Paris is the capital of France.",' in out
     assert '  +  "answer": "I don\'t know.",' in out
     assert "the candidate's most common failing output" in out
-    # the check confirmed the case on 25 fresh repeats after its screen: r5 to r29
-    assert "  1:contains          5/5 -> 0/25" in out
-    assert "  0:json_valid        5/5 -> 25/25" in out
-    assert "  r5-r29  1:contains: 'Paris' not found at answer" in out
-    assert '  r5-r29  2:json_path_equals: found "low", expected "high"' in out
+    # 0/5 against 5/5 (p=1/252) misses the first look's share of alpha over two scorers; the
+    # second look decides the case on every repeat it took: r0 to r9
+    assert "  1:contains          5/5 -> 0/10" in out
+    assert "  0:json_valid        5/5 -> 10/10" in out
+    assert "  r0-r9  1:contains: 'Paris' not found at answer" in out
+    assert '  r0-r9  2:json_path_equals: found "low", expected "high"' in out
     # each side's distinct outputs with their counts
-    assert "  5x (r0-r4)\n" in out and "  25x (r5-r29, 25 failing)\n" in out
+    assert "  5x (r0-r4)\n" in out and "  10x (r0-r9, 10 failing)\n" in out
 
 
 def test_explain_in_markdown_and_json(cli, quickstart_regression):
@@ -55,12 +57,12 @@ def test_explain_in_markdown_and_json(cli, quickstart_regression):
     assert md.out.startswith("#### `capital-of-france`")
     block = md.out.split("```diff\n", 1)[1].split("\n```", 1)[0]
     assert '-  "answer": "Paris is the capital of France.",' in block.splitlines()
-    assert "| `1:contains` | 5/5 | 0/25 |" in md.out
+    assert "| `1:contains` | 5/5 | 0/10 |" in md.out
     data = json.loads(cli("explain", "capital-of-france", "--format", "json").out)
     assert data["case_id"] == "capital-of-france" and data["suite"] == "quickstart"
-    assert data["candidate"]["outputs"][0]["repeats"] == list(range(5, 30))
-    assert data["candidate"]["outputs"][0]["failing"] == list(range(5, 30))
-    assert data["baseline"]["passed"] == 5 and data["candidate"]["failed"] == 25
+    assert data["candidate"]["outputs"][0]["repeats"] == list(range(10))
+    assert data["candidate"]["outputs"][0]["failing"] == list(range(10))
+    assert data["baseline"]["passed"] == 5 and data["candidate"]["failed"] == 10
     assert {m["scorer"] for m in data["candidate"]["misses"]} == {
         "1:contains",
         "2:json_path_equals",

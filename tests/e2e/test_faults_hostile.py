@@ -25,7 +25,7 @@ def _suite(directory: Path, base_url: str, fault: str) -> Path:
     doc = {
         "name": fault,
         "target": {"http": target},
-        "defaults": {"repeats": 2},
+        "defaults": {"repeats": 2, "baseline_repeats": 2},
         "cases": [{"id": fault, "input": f"[fault:{fault}]", "scorers": ["json_valid"]}],
     }
     path = directory / "suite.yaml"

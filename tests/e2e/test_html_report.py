@@ -159,7 +159,12 @@ def test_local_llm_capture_in_a_browser(cli, tmp_path):
 
 def _http_suite(directory: Path, base_url: str, cases: list[dict[str, Any]]) -> Path:
     target = {"base_url": base_url, "model": "stand-in", "max_retries": 2, "retry_budget": 100}
-    doc = {"name": "big", "target": {"http": target}, "defaults": {"repeats": 20}, "cases": cases}
+    doc = {
+        "name": "big",
+        "target": {"http": target},
+        "defaults": {"repeats": 20, "baseline_repeats": 20},
+        "cases": cases,
+    }
     path = directory / "suite.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path

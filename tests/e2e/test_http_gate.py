@@ -66,7 +66,7 @@ def http_suite(
     """
     target = {"base_url": base_url, "model": MODEL, "max_retries": 2, "retry_budget": 100, **http}
     doc: dict[str, Any] = {"name": "http", "target": {"http": target}}
-    doc["defaults"] = {"repeats": repeats}
+    doc["defaults"] = {"repeats": repeats, "baseline_repeats": repeats}
     if cases is not None:
         doc["cases"] = cases
     if cases_file is not None:

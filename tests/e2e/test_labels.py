@@ -220,7 +220,9 @@ def test_check_under_a_label_compares_the_pool(cli, tmp_path, server, _isolated_
     suite = _design_suite(tmp_path, server.base_url)
     assert cli("check", suite, "--jobs", "2").code == 0  # adopts the baseline
     assert cli("check", suite, "--label", "pr", "--jobs", "2").code == 0
-    second = cli("check", suite, "--label", "pr", "--jobs", "2", "--format", "json")
+    # a deep baseline of up to 30 repeats (the suite adopts at 3)
+    deep = ("--baseline-repeats", "30")
+    second = cli("check", suite, "--label", "pr", "--jobs", "2", *deep, "--format", "json")
     assert second.code == 0, second.out
     report = second.json()
     # the label's runs took repeats of the baseline's own target version: they deepen the

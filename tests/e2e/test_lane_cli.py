@@ -157,7 +157,7 @@ def endpoint_suite(directory: Path, base_url: str = "${NF_LANE_BASE_URL}") -> Pa
     suite = {
         "name": "endpoint",
         "target": {"http": {"base_url": base_url, "model": "${NF_LANE_MODEL:-m}"}},
-        "defaults": {"repeats": 2},
+        "defaults": {"repeats": 2, "baseline_repeats": 2},
         "cases": [
             {
                 "id": "capital",

@@ -7,6 +7,7 @@ import contextlib
 import io
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from noisefloor.cli import main
 from tests.conftest import FAKE, answer_case, fake_suite, isolated_environment
@@ -26,9 +28,14 @@ CASES = [answer_case("alpha"), answer_case("beta")]
 def suite_with_log(project: Path, **kw: Any) -> tuple[Path, Path]:
     """A suite of the fake target that logs its calls, and the log. The log's name is relative
     (the target runs in the suite's directory), so that a copy of the project elsewhere is the
-    same version of the target."""
+    same version of the target. Its deep baseline is 30 repeats, its cap 20: looks at 5, 10, 20."""
     env = {"NOISEFLOOR_FAKE_LOG_CALLS": "calls.log", **kw.pop("env", {})}
-    return fake_suite(project, kw.pop("cases", CASES), env=env, **kw), project / "calls.log"
+    kw.setdefault("baseline_repeats", 30)
+    path = fake_suite(project, kw.pop("cases", CASES), env=env, **kw)
+    doc = yaml.safe_load(path.read_text())
+    doc["defaults"]["max_repeats"] = 20
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path, project / "calls.log"
 
 
 def logged(log: Path) -> Counter[tuple[str, str]]:
@@ -53,8 +60,8 @@ BROKEN = ('default=_env("answer", "Paris")', 'default=_env("answer", "Lyon")')
 
 @pytest.fixture(scope="module")
 def _deep_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`deep`'s project and store, made once: adopting and deepening take 60 calls of the fake
-    target, which each test of `deep` would otherwise make again."""
+    """`deep`'s project and store, made once: the first check adopts the baseline at its depth,
+    60 calls of the fake target, which each test of `deep` would otherwise make again."""
     work = tmp_path_factory.mktemp("deep")
     project = work / "project"
     project.mkdir()
@@ -62,11 +69,10 @@ def _deep_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     suite, log = suite_with_log(project)
     with pytest.MonkeyPatch.context() as env:
         isolated_environment(env, work / "store")
-        assert main(["check", str(suite)]) == 0
         said = io.StringIO()
         with contextlib.redirect_stdout(said):
-            assert main(["baseline", "deepen", str(suite), "--jobs", "4"]) == 0
-    assert "2 case(s) at 30 repeats (held 5 before), 50 target call(s)" in said.getvalue()
+            assert main(["check", str(suite), "--jobs", "4"]) == 0
+    assert "It was sampled at 30 repeats per case (60 calls), once" in said.getvalue()
     assert sum(logged(log).values()) == 60
     return work
 
@@ -97,22 +103,27 @@ def test_a_clean_change_stops_every_case_at_the_screen(cli, project, deep):
             "candidate_repeats": 5,
             "screen": 5,
             "verdict_repeats": 5,
+            "looks": [5],
             "stopped": "clear",
+            "why": "no worsening left plausible after 5 repeats (p=1 > 0.3)",
         }
         assert case["scorers"][1]["baseline"]["n"] == 30
     seq = report["sequential"]
-    assert (seq["screened"], seq["confirmed"], seq["calls"], seq["baseline_repeats"]) == (
+    assert (seq["screened"], seq["stops"], seq["calls"], seq["baseline_repeats"]) == (
         2,
-        0,
+        {"clear": 2},
         10,
         30,
     )
+    # one look: alpha's share of the first of 5, 10 and 20 repeats, over both cases
+    assert [(look["repeats"], look["cases"]) for look in seq["looks"]] == [(5, 2)]
+    assert seq["looks"][0]["alpha"] == pytest.approx(0.05 * 5 / 20)
     # a fixed design as strong against 1.0 -> 0.6 costs more than this check did
     assert seq["reference"] == "1.0 -> 0.6" and 0 < seq["power"] <= 1
     assert seq["fixed_calls"] == 2 * seq["fixed_repeats"] > 10
     text = cli("check", suite).out
     assert "(repeats 30 vs 5; clear)" in text
-    assert "2 case(s) screened against 30 baseline repeats" in text
+    assert "sequential: 2 case(s) against 30 baseline repeats, looks at 5 (2 case(s)" in text
 
 
 def test_a_total_break_is_decided_at_the_screen(cli, project, deep):
@@ -129,7 +140,7 @@ def test_a_total_break_is_decided_at_the_screen(cli, project, deep):
         assert "30/30 -> 0/5" in case["reason"]
 
 
-def test_a_partial_drop_is_confirmed_on_fresh_repeats_only(cli, project, deep):
+def test_a_partial_drop_is_decided_at_a_later_look_on_every_repeat(cli, project, deep):
     suite, log = deep
     before = logged(log)
     edit_target(project, *THIRD)
@@ -140,52 +151,80 @@ def test_a_partial_drop_is_confirmed_on_fresh_repeats_only(cli, project, deep):
         assert case["verdict"] == "regressed"
         assert case["sequential"] == {
             "baseline_repeats": 30,
-            "candidate_repeats": 30,
+            "candidate_repeats": 10,
             "screen": 5,
-            "verdict_repeats": 25,
+            "verdict_repeats": 10,
+            "looks": [5, 10],
             "stopped": "decided",
+            "why": "decided at the look of 10 repeats",
         }
-        # r5..r29: the eight multiples of three among them fail; the screen's 3/5 is not counted
+        # r0..r9, the first look's included: r0, r3, r6 and r9 fail
         contains = case["scorers"][1]
-        assert (contains["candidate"]["k"], contains["candidate"]["n"]) == (17, 25)
-        assert contains["candidate"]["example"]["repeat"] == 6
-    assert report["sequential"]["confirmed"] == 2
-    assert report["calls"] == 60
-    # the candidate took each of its 30 repeats once
+        assert (contains["candidate"]["k"], contains["candidate"]["n"]) == (6, 10)
+        assert contains["candidate"]["example"]["repeat"] == 0
+    looks = report["sequential"]["looks"]
+    assert [(look["repeats"], look["cases"]) for look in looks] == [(5, 2), (10, 2)]
+    assert sum(look["alpha"] for look in looks) == pytest.approx(0.05 * 10 / 20)
+    assert report["calls"] == 20
+    # the candidate took each of its repeats once
     taken = logged(log) - before
-    assert set(taken.values()) == {1} and len(taken) == 60
+    assert set(taken.values()) == {1} and len(taken) == 20
+    # every sample it took is in the ledger with its real status, the first look's included
+    ledger = sqlite3.connect(project.parent / "store" / "ledger.sqlite")
+    rows = ledger.execute(
+        "SELECT case_id, repeat_idx, status FROM run_samples WHERE run_id = ?",
+        (report["candidate"],),
+    ).fetchall()
+    ledger.close()
+    assert sorted(rows) == [
+        (cid, r, "fail" if r % 3 == 0 else "pass") for cid in ("alpha", "beta") for r in range(10)
+    ]
+    shown = cli("show", report["candidate"], "--case", "alpha").out
+    assert all(f"-- repeat {r} [ok]" in shown for r in range(10))
+    # judged again from the store, by the check's own looks: the same verdicts, thresholds and
+    # evidence, not a fixed test of all repeats at the whole of alpha
+    again = cli("diff", "--format", "json")
+    assert again.code == 1
+    redone = again.json()
+    assert redone["counts"] == report["counts"]
+    for case, was in zip(redone["cases"], report["cases"], strict=True):
+        assert case["sequential"] == was["sequential"]
+        assert case["scorers"][1]["evidence"] == was["scorers"][1]["evidence"]
+        assert case["reason"] == was["reason"]
 
 
 def test_the_budget_leaves_doubt_inconclusive_and_reruns_take_only_the_rest(cli, project, deep):
     suite, log = deep
     before = logged(log)
     edit_target(project, *THIRD)
-    # the screen takes 10 of 30: neither confirmation (25 each) fits in the 20 left
-    limited = cli("check", suite, "--max-calls", "30", "--format", "json")
+    # a budget that lands exactly on the first look: 10 samples, and none left for the next
+    limited = cli("check", suite, "--max-calls", "10", "--format", "json")
     report = limited.json()
     assert limited.code == 0, report["counts"]  # inconclusive fails only --strict
     assert report["counts"] == {"inconclusive": 2}
     for case in report["cases"]:
         assert case["sequential"]["stopped"] == "budget"
-        assert "--max-calls 30 ran out before its confirmation" in case["reason"]
+        assert case["sequential"]["looks"] == [5]
+        assert "3/5" in case["reason"]
+        assert "--max-calls 10 ran out before its next look" in case["reason"]
     assert (report["sequential"]["budget_stopped"], report["calls"]) == (2, 10)
     # cached samples are free: a rerun's budget goes to what it has not taken yet
-    assert cli("check", suite, "--max-calls", "10", "--strict").code == 1
+    assert cli("check", suite, "--max-calls", "4", "--strict").code == 1
 
-    # 40: the screen is cached, one confirmation fits, the other waits
-    partial = cli("check", suite, "--max-calls", "40", "--format", "json")
+    # 5: the first look is cached, and the next look of one case lands exactly on the budget
+    partial = cli("check", suite, "--max-calls", "5", "--format", "json")
     assert partial.code == 1
     report = partial.json()
     assert report["counts"] == {"inconclusive": 1, "regressed": 1}
     assert sorted(c["sequential"]["stopped"] for c in report["cases"]) == ["budget", "decided"]
-    assert report["calls"] == 25
+    assert report["calls"] == 5
 
     rerun = cli("check", suite, "--jobs", "4", "--format", "json")
     assert rerun.code == 1
     assert rerun.json()["counts"] == {"regressed": 2}
-    assert rerun.json()["calls"] == 25
+    assert rerun.json()["calls"] == 5
     taken = logged(log) - before
-    assert set(taken.values()) == {1} and len(taken) == 60
+    assert set(taken.values()) == {1} and len(taken) == 20
 
 
 def test_a_budget_below_the_screen_exits_3_before_any_call(cli, project, deep):
@@ -194,7 +233,7 @@ def test_a_budget_below_the_screen_exits_3_before_any_call(cli, project, deep):
     before = logged(log)
     result = cli("check", suite, "--max-calls", "9")
     assert result.code == 3
-    assert "--max-calls 9 is below the screen's 10 samples" in result.err
+    assert "--max-calls 9 is below the first look's 10 samples" in result.err
     assert logged(log) == before
 
 
@@ -210,25 +249,80 @@ def test_a_killed_check_resumes_without_repeating_a_sample(cli, project, deep):
     )
     try:
         deadline = time.monotonic() + 60
-        # kill it inside the confirmation: past the screen's ten calls
-        while sum((logged(log) - before).values()) < 20 and time.monotonic() < deadline:
+        # kill it inside the second look: past the first look's ten calls
+        while sum((logged(log) - before).values()) < 12 and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert 20 <= sum((logged(log) - before).values()) < 60
+    assert 12 <= sum((logged(log) - before).values()) < 20
     result = cli("check", suite, "--jobs", "4", "--format", "json")
     assert result.code == 1
     assert result.json()["counts"] == {"regressed": 2}
     taken = logged(log) - before
     # every repeat taken, none twice but the one call in flight when the check was killed
     # (it may have answered after its sample could no longer be written)
-    assert len(taken) == 60
+    assert len(taken) == 20
     assert sum(taken.values()) - 60 <= 1, taken.most_common(3)
 
 
+def test_an_inconclusive_at_the_cap_names_what_would_narrow_it(cli, project, deep):
+    suite, log = deep
+    edit_target(project, '("flake-every", int, 0)', '("flake-every", int, 5)')
+    # looks at 5 and 10: 8/10 against 30/30 is not significant, and its interval reaches 0.2
+    args = ("check", suite, "--max-repeats", "10", "--format", "json")
+    shallow = cli(*args, "--baseline-repeats", "40").json()
+    assert shallow["counts"] == {"inconclusive": 2}
+    for case in shallow["cases"]:
+        assert case["sequential"]["stopped"] == "cap"
+        # the rule's own advice, more repeats, is what the cap ran out of: the baseline is
+        # what limits this case
+        reason = case["reason"]
+        assert "30/30 -> 8/10: a drop of 0.20, not significant at this N" in reason
+        assert "add repeats" not in reason
+        assert "the baseline holds 30 repeats per case: `noisefloor baseline deepen`" in reason
+    deep_enough = cli(*args).json()
+    assert all("raise --max-repeats" in c["reason"] for c in deep_enough["cases"])
+
+
+def test_every_look_counts_the_cases_that_stopped_earlier(cli, project):
+    # beta passes when the answer is filler: never in the baseline, every fourth repeat after
+    cases = [answer_case("alpha"), answer_case("beta", needle="filler")]
+    suite, log = suite_with_log(project, cases=cases)
+    assert cli("check", suite, "--jobs", "4").code == 0
+    edit_target(project, '("flake-every", int, 0)', '("flake-every", int, 4)')
+    # looks at 5, 10, 20 and 40: alpha's 7/10 (p=0.012) misses the second look's 0.00625
+    args = ("check", suite, "--jobs", "4", "--max-repeats", "40", "--format", "json")
+    report = cli(*args).json()
+    seq = {c["case_id"]: c["sequential"] for c in report["cases"]}
+    assert seq["beta"]["looks"] == [5] and seq["beta"]["stopped"] in ("clear", "decided")
+    assert seq["alpha"]["looks"] == [5, 10, 20] and seq["alpha"]["stopped"] == "decided"
+    assert [look["cases"] for look in report["sequential"]["looks"]] == [2, 1, 1]
+    # the later looks judged alpha with beta in their family, at the table beta stopped with
+    run = orjson.loads(
+        (project.parent / "store" / "runs" / "fake" / f"{report['candidate']}.json").read_bytes()
+    )
+    third = run["sequential"]["looks"][2]["windows"]
+    assert third == {"alpha": [0, 20, 0, 30], "beta": [0, 5, 0, 30]}
+    assert run["sequential"]["last_look"] == {"alpha": 2, "beta": 0}
+    # judged again from the store, each case at the look it stopped at: the same evidence
+    again = cli("diff", "--format", "json").json()
+    for case, was in zip(again["cases"], report["cases"], strict=True):
+        assert case["case_id"] == was["case_id"] and case["verdict"] == was["verdict"]
+        assert case["scorers"] == was["scorers"]
+
+
+def test_the_first_check_adopts_deep_and_says_so_once(cli, project):
+    suite, log = suite_with_log(project, baseline_repeats=7)
+    first = cli("check", suite)
+    assert first.code == 0
+    note = "It was sampled at 7 repeats per case (14 calls), once"
+    assert first.out.count(note) == 1 and note not in first.err
+    assert sum(logged(log).values()) == 14
+
+
 def test_deepen_needs_a_baseline_and_the_baselines_own_version(cli, project):
-    suite, log = suite_with_log(project)
+    suite, log = suite_with_log(project, baseline_repeats=5)
     missing = cli("baseline", "deepen", suite)
     assert missing.code == 3 and "no baseline for suite 'fake'" in missing.err
     assert cli("check", suite).code == 0
@@ -254,11 +348,12 @@ def test_deepen_moves_the_pointer_and_a_second_deepen_calls_nothing(cli, project
 
 
 def test_a_check_of_the_baselines_own_version_adds_to_its_pool(cli, project):
-    suite, log = suite_with_log(project)
-    assert cli("check", suite).code == 0
+    suite, log = suite_with_log(project, baseline_repeats=6)
+    first = cli("check", suite, "--format", "json")
+    assert first.code == 0 and first.json()["calls"] == 12  # adopted 6 deep
     fixed = cli("check", suite, "--repeats", "8", "--format", "json")
-    assert fixed.code == 0 and fixed.json()["calls"] == 6
-    again = cli("check", suite, "--format", "json").json()
+    assert fixed.code == 0 and fixed.json()["calls"] == 4
+    again = cli("check", suite, "--baseline-repeats", "8", "--format", "json").json()
     assert again["calls"] == 0
     for case in again["cases"]:
         assert case["sequential"] == {
@@ -267,8 +362,9 @@ def test_a_check_of_the_baselines_own_version_adds_to_its_pool(cli, project):
             "screen": 0,
             "verdict_repeats": 8,
             "stopped": "same",
+            "why": "the baseline's own version and input",
         }
-    text = cli("check", suite).out
+    text = cli("check", suite, "--baseline-repeats", "8").out
     assert "(the baseline's own version: 8 repeats)" in text
 
 
@@ -310,12 +406,23 @@ def test_fixed_repeats_and_other_rules_keep_the_fixed_design(cli, project, deep)
 
 
 def test_plan_answers_for_the_sequential_design(cli):
-    from noisefloor.stats import doubt_chance, sequential_power
+    from noisefloor.stats import Looks, look_outcome
 
     out = cli("plan", "--cases", "50", "--repeats", "5").out
-    assert "sequential check (the default): screen N = 5 against 30 baseline repeats" in out
-    power = sequential_power(30, 5, 30, 1.0, 0.6, 0.05 / 50 * 0.1, 0.05 / 50 * 0.9)
-    assert f"pass rate 1.0 -> 0.6: power {100 * power:5.1f}%" in out
-    assert f"pass rate 0.9: {5 + doubt_chance(30, 5, 0.9) * 25:.1f}" in out
-    deeper = cli("plan", "--cases", "50", "--baseline-repeats", "100", "--max-repeats", "20").out
-    assert "against 100 baseline repeats, fresh repeats up to 20" in deeper
+    assert (
+        "sequential check (the default): looks at 5/10/20/40/60 candidate repeats against " in out
+    )
+    assert "100 baseline repeats" in out
+    looks = Looks(
+        sizes=(5, 10, 20, 40, 60),
+        thresholds=tuple(0.05 / 50 * n / 60 for n in (5, 5, 10, 20, 20)),
+        futility=(0.3, 0.2, 0.15, 0.1),
+    )
+    for p_b, p_c in ((1.0, 0.6), (0.7, 0.4)):
+        power, spent = look_outcome(100, looks, p_b, p_c)
+        want = f"pass rate {p_b:.1f} -> {p_c:.1f}: power {100 * power:5.1f}%, {spent:.1f} repeats"
+        assert want in out
+    assert f"pass rate 0.9: {look_outcome(100, looks, 0.9, 0.9)[1]:.1f}" in out
+    assert "the baseline's one-time cost: 100 repeats per case, 5000 calls for 50 cases" in out
+    deeper = cli("plan", "--cases", "50", "--baseline-repeats", "60", "--max-repeats", "20").out
+    assert "looks at 5/10/20 candidate repeats against 60 baseline repeats" in deeper

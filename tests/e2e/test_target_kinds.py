@@ -82,7 +82,7 @@ def _suite(directory: Path, answer: str) -> Path:
     suite = {
         "name": "toy",
         "target": {"toy": {"answer": answer}},
-        "defaults": {"repeats": 3},
+        "defaults": {"repeats": 3, "baseline_repeats": 3},
         "cases": [
             {"id": "greet", "input": "hello", "scorers": [{"type": "contains", "needle": "hi"}]}
         ],

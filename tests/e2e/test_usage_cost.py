@@ -4,7 +4,7 @@ scorer catches longer answers, a command target's reports give none, and `--max-
 check as `--max-calls` does.
 
 The server answers a prompt with `[pass:2/3]` PASS, PASS, FAIL, ... by how many times it has
-seen it, so a baseline of 5 passes 4 and the next 5 calls pass 3: a screen in doubt.
+seen it, so a baseline of 5 passes 4 and the next 5 calls pass 3: a first look in doubt.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def write_suite(path: Path, base_url: str, *, temperature: float = 0.0, **http: 
     doc = {
         "name": "priced",
         "target": {"http": target},
-        "defaults": {"repeats": 5},
+        "defaults": {"repeats": 5, "baseline_repeats": 5},
         "cases": [
             {
                 "id": "a",
@@ -186,7 +186,7 @@ def test_a_command_targets_reports_show_no_usage_never_a_zero(
     assert "--max-cost 1 needs the price of a token" in refused.stderr
 
 
-def test_max_cost_below_the_screen_exits_3_before_any_call_and_exactly_on_it_screens(
+def test_max_cost_below_the_first_look_exits_3_before_any_call_and_exactly_on_it_looks(
     server: LlmServer, adopted: tuple[Path, Path]
 ) -> None:
     suite, root = adopted
@@ -202,10 +202,10 @@ def test_max_cost_below_the_screen_exits_3_before_any_call_and_exactly_on_it_scr
         root=root,
     )
     assert below.returncode == 3
-    assert "is below the screen's 0.0000225 EUR (5 samples" in below.stderr
+    assert "is below the first look's 0.0000225 EUR (5 samples" in below.stderr
     assert len(server.requests) == before
 
-    # exactly the screen's price: the screen is taken, and nothing is left to confirm
+    # exactly the first look's price: it is taken, and nothing is left for the next look
     exact = nf(
         "check",
         suite,
@@ -222,13 +222,13 @@ def test_max_cost_below_the_screen_exits_3_before_any_call_and_exactly_on_it_scr
     case = report["cases"][0]
     assert case["verdict"] == "inconclusive"
     assert case["sequential"]["stopped"] == "budget"
-    assert "--max-cost 0.0000225 ran out before its confirmation" in case["reason"]
+    assert "--max-cost 0.0000225 ran out before its next look" in case["reason"]
     assert (report["sequential"]["budget_stopped"], report["calls"]) == (1, 5)
     assert report["usage"]["cost"] == float(5 * CALL)
     assert len(server.requests) == before + 5
     assert report["sequential"]["max_cost"] == float(5 * CALL)
 
-    # the screen is cached and free: the same budget now buys the confirmation, exactly
+    # the first look is cached and free: the same budget now buys the next look, exactly
     confirmed = nf(
         "check",
         suite,
@@ -248,7 +248,7 @@ def test_max_cost_below_the_screen_exits_3_before_any_call_and_exactly_on_it_scr
     assert report["usage"]["cost"] == float(5 * CALL)
 
 
-def test_max_cost_a_hair_below_a_confirmation_leaves_it_in_doubt(
+def test_max_cost_a_hair_below_the_next_look_leaves_it_in_doubt(
     server: LlmServer, adopted: tuple[Path, Path]
 ) -> None:
     suite, root = adopted
@@ -257,7 +257,7 @@ def test_max_cost_a_hair_below_a_confirmation_leaves_it_in_doubt(
     result = nf("check", suite, "--max-repeats", "10", "--max-cost", budget, root=root)
     assert result.returncode == 0, result.stderr
     assert "inconclusive" in result.stdout
-    assert f"left in doubt by --max-cost {budget}" in result.stdout
+    assert f"1 budget (--max-cost {budget})" in result.stdout
     assert (
         "5 target calls using 25 prompt + 5 completion tokens, cost 0.0000225 EUR" in result.stdout
     )

@@ -171,7 +171,7 @@ def _suite(directory: Path, name: str, base_url: str, faults: list[str]) -> Path
     doc = {
         "name": name,
         "target": {"http": target},
-        "defaults": {"repeats": REPEATS},
+        "defaults": {"repeats": REPEATS, "baseline_repeats": REPEATS},
         "cases": cases,
     }
     path = directory / f"{name}.yaml"

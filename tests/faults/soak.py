@@ -52,7 +52,7 @@ def _suite(directory: Path, name: str, cases: int, log: Path) -> Path:
             "env": {"SOAK_CALLS": str(log)},
             "timeout_s": 30,
         },
-        "defaults": {"repeats": REPEATS},
+        "defaults": {"repeats": REPEATS, "baseline_repeats": REPEATS},
         "cases_file": "cases.jsonl",
     }
     path = directory / "suite.yaml"

@@ -40,7 +40,7 @@ def write_suite(
             "env": {"NOISEFLOOR_FAKE_LOG_CALLS": str(log), **(env or {})},
             "fingerprint": ["fake_target.py"],
         },
-        "defaults": {"repeats": repeats},
+        "defaults": {"repeats": repeats, "baseline_repeats": repeats},
         "cases": [
             {
                 "id": f"{name}-c{i}",

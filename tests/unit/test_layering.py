@@ -77,6 +77,7 @@ SPLIT = [
     "operations/check.py",
     "operations/ab.py",
     "operations/sequential_check.py",
+    "operations/sequential_summary.py",
     "operations/deepen.py",
     "operations/rescore.py",
     "operations/resolve.py",

@@ -1,8 +1,10 @@
-"""The sequential design's decisions, its power against scipy, and the deep baseline's pool."""
+"""The sequential design's decisions at each look, its power against a brute-force enumeration
+with scipy, and the deep baseline's pool."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from pathlib import Path
 
@@ -15,11 +17,11 @@ from hypothesis import strategies as st
 from noisefloor.errors import UsageError
 from noisefloor.pool import against_pool, held_repeats, parse_age, pooled_baseline
 from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerBand, TargetRecord
-from noisefloor.report.model import CaseReport, Sequential
+from noisefloor.report.model import CaseReport
 from noisefloor.rules import get_rule
-from noisefloor.sequential import Design, Stop, combine, doubt_order, in_doubt
+from noisefloor.sequential import Design, Stop, doubt_order, doubt_p, settle, step
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.stats import holm_thresholds, sequential_power
+from noisefloor.stats import Looks, look_outcome, newcombe, spending
 from noisefloor.store import Store
 
 
@@ -56,93 +58,94 @@ def judged(pairs: dict[str, tuple[CaseBand, CaseBand]], alpha: float = 0.05) -> 
     return rule.decide(cases, settings)[0]
 
 
-def test_a_case_is_in_doubt_only_when_it_looks_worse() -> None:
+def test_a_look_stops_what_is_decided_or_clear_and_keeps_what_is_in_doubt() -> None:
     cases = {
-        "same": (band(30, 30), band(5, 5)),
-        "lower": (band(30, 30), band(4, 5)),
-        "higher": (band(20, 30), band(5, 5)),
-        "gone": (band(30, 30), band(0, 5)),
-        "few": (band(30, 30), band(2, 2)),
+        "same": (band(100, 100), band(5, 5)),
+        "lower": (band(100, 100), band(4, 5)),
+        "higher": (band(60, 100), band(5, 5)),
+        "gone": (band(100, 100), band(0, 5)),
+        "few": (band(100, 100), band(2, 2)),
         "worse-mean": (band(30, 30, [1.0, 1.2, 0.8] * 10), band(5, 5, [0.9, 1.0, 0.8, 0.7, 1.0])),
         "better-mean": (band(30, 30, [1.0, 1.2, 0.8] * 10), band(5, 5, [1.1, 1.2, 1.0, 1.3, 1.2])),
     }
     reports = {c.case_id: c for c in judged(cases)}
-    assert reports["gone"].verdict == "regressed"  # decided at the screen: no doubt left
-    doubt = {cid for cid, case in reports.items() if in_doubt(case)}
-    assert doubt == {"lower", "few", "worse-mean"}
-    # the most doubtful first: the smallest p of a worsening
+    steps = {cid: step(case, 0.3) for cid, case in reports.items()}
+    assert steps == {
+        "same": Stop.CLEAR,
+        "lower": None,  # 4/5 against 100/100: p = 0.048, below the futility bound
+        "higher": Stop.CLEAR,
+        "gone": Stop.DECIDED,
+        "few": None,  # inconclusive: too few valid repeats to judge
+        "worse-mean": None,
+        "better-mean": Stop.CLEAR,
+    }
+    # a case that cannot be compared stops, and is never clear
+    (nothing,) = judged({"c": (band(100, 100), band(0, 0))})
+    assert nothing.verdict == "inconclusive" and step(nothing, 0.3) is Stop.UNMEASURED
+    # the last look stops every case, and says which
+    assert {step(case, None) for cid, case in reports.items() if cid != "gone"} == {Stop.CAP}
+    # the budget serves the most doubtful first: the smallest p of a worsening
     order = doubt_order(list(reports.values()))
-    assert set(order) == doubt
-    ps = [
-        min(
-            p
-            for s in reports[cid].scorers
-            for p in (
-                s.evidence.p_regress,
-                s.evidence.values.p_worse if s.evidence.values else None,
-            )
-            if p is not None
-        )
-        if any(s.evidence.p_regress is not None for s in reports[cid].scorers)
-        else 1.0
-        for cid in order
-    ]
-    assert ps == sorted(ps)
-
-
-def _evidence(screen: int, cand: int) -> Sequential:
-    return Sequential(
-        baseline_repeats=30, candidate_repeats=cand, screen=screen, verdict_repeats=cand - screen
+    assert order[0] == "gone" and order.index("lower") < order.index("same")
+    assert [doubt_p(reports[cid]) for cid in order] == sorted(
+        doubt_p(reports[cid]) for cid in order
     )
 
 
-def test_combine_takes_each_cases_last_look_and_says_why_it_stopped() -> None:
-    screened = {
+def test_fewer_valid_results_than_the_baseline_keep_a_case_in_doubt() -> None:
+    base = band(100, 100)
+    # 7 of 8 repeats gave a valid result, and all 7 pass: only the share of valid ones is worse
+    cand = band(7, 7).model_copy(update={"repeats": 8, "outcomes": {"ok": 7, "exit_1": 1}})
+    (report,) = judged({"c": (base, cand)})
+    assert report.verdict == "unchanged" and report.valid is not None
+    assert report.valid.candidate == (7, 8)
+    assert doubt_p(report) == pytest.approx(_fisher_less(100, 100, 7, 8))
+    assert step(report, 0.3) is None
+    as_valid = report.model_copy(
+        update={"valid": report.valid.model_copy(update={"candidate": (7, 7)})}
+    )
+    assert step(as_valid, 0.3) is Stop.CLEAR
+
+
+def test_at_the_cap_unchanged_needs_an_interval_that_excludes_a_drop_that_matters() -> None:
+    reports = {
         c.case_id: c
         for c in judged(
             {
-                "clear": (band(30, 30), band(5, 5)),
-                "broke": (band(30, 30), band(0, 5)),
-                "doubt": (band(30, 30), band(3, 5)),
-                "waits": (band(30, 30), band(4, 5)),
-                "same": (band(30, 30), band(30, 30)),
+                # the case seen: 1/5 -> 3/25, difference [-0.51, +0.16], printed "ok" before
+                "wide": (band(1, 5), band(3, 25)),
+                "narrow": (band(95, 100), band(57, 60)),
+                "mean": (band(30, 30, [1.0, 1.2, 0.8] * 10), band(5, 5, [1.0, 1.1, 0.8, 0.7, 1.2])),
             }
         )
     }
-    confirmed = {c.case_id: c for c in judged({"doubt": (band(30, 30), band(15, 25))}, alpha=0.045)}
-    stops = {"doubt": Stop.CAP, "waits": Stop.BUDGET, "same": Stop.SAME}
-    evidence = {cid: _evidence(5, 30) for cid in screened}
-    final = {
-        c.case_id: c
-        for c in combine(list(screened.values()), confirmed, stops, evidence, max_calls=60)
-    }
-    assert {cid: c.sequential.stopped for cid, c in final.items() if c.sequential} == {
-        "clear": "clear",
-        "broke": "decided",
-        "doubt": "decided",
-        "waits": "budget",
-        "same": "same",
-    }
-    assert final["doubt"].verdict == "regressed" and "15/25" in final["doubt"].reason
-    assert final["waits"].verdict == "inconclusive"
-    assert "--max-calls 60 ran out" in final["waits"].reason and "4/5" in final["waits"].reason
-    assert final["clear"].verdict == "unchanged"
+    assert {c.verdict for c in reports.values()} == {"unchanged"}
+    wide = settle(reports["wide"], Stop.CAP, "deepen the baseline")
+    assert wide.verdict == "inconclusive"
+    assert "[-0.51, +0.16] still reaches a drop of 0.2; deepen the baseline" in wide.reason
+    assert wide.scorers[0].verdict == "inconclusive"
+    assert settle(reports["narrow"], Stop.CAP, "x").verdict == "unchanged"
+    mean = settle(reports["mean"], Stop.BUDGET, "--max-calls ran out")
+    assert mean.verdict == "inconclusive" and "the mean's 95% interval" in mean.reason
+    # a futility stop is the data saying so already: no interval rule there
+    assert settle(reports["wide"], Stop.CLEAR, "x").verdict == "unchanged"
 
 
-def test_the_confirmation_counts_every_continuous_test_of_the_screen() -> None:
-    rule = get_rule(RuleName.EXACT)
-    base = band(30, 30, [float(x % 7) for x in range(30)])
-    worse = band(25, 25, [float(x % 7) - 1.5 for x in range(25)])
-    case = rule.compare("c", base, worse, RuleSettings())
-    alone = Design().confirm(RuleSettings(), None)
-    _, summary = rule.decide([case], alone)
-    padded = Design().confirm(RuleSettings(), summary.model_copy(update={"continuous_tests": 8}))
-    decided, _ = rule.decide([case.model_copy(deep=True)], padded)
-    threshold = decided[0].scorers[0].evidence.values.threshold  # type: ignore[union-attr]
-    p = decided[0].scorers[0].evidence.values.p_worse  # type: ignore[union-attr]
-    # Holm over eight tests, seven of them never rejecting: the smallest p meets alpha / 8
-    assert threshold == pytest.approx(holm_thresholds([p, *[1.0] * 7], 0.045)[0], rel=1e-5)
-    assert threshold == pytest.approx(0.045 / 8, rel=1e-5)
+def test_the_schedule_and_the_spending_of_alpha() -> None:
+    design = Design(max_repeats=60)
+    assert design.schedule(5) == [5, 10, 20, 40, 60]
+    assert design.schedule(3) == [3, 10, 20, 40, 60]
+    assert design.schedule(20) == [20, 40, 60]
+    assert Design(max_repeats=10).schedule(10) == [10]
+    shares = spending([5, 10, 20, 40, 60], 1.0)
+    assert shares == pytest.approx([5 / 60, 5 / 60, 10 / 60, 20 / 60, 20 / 60])
+    assert sum(spending([3, 7, 30], 2.5)) == pytest.approx(1.0)
+    assert design.look(RuleSettings(alpha=0.05), shares[0]).alpha == pytest.approx(0.05 / 12)
+    assert [design.futility_at(j, 5) for j in range(5)] == [0.3, 0.2, 0.15, 0.1, None]
+    assert Design(futility=(0.4,)).futility_at(3, 6) == 0.4
+    for bad in ([], [5, 5], [0, 3]):
+        with pytest.raises(ValueError, match="positive and increasing"):
+            spending(bad, 1.0)
 
 
 def _fisher_less(k_b: int, n_b: int, k_c: int, n_c: int) -> float:
@@ -150,32 +153,59 @@ def _fisher_less(k_b: int, n_b: int, k_c: int, n_c: int) -> float:
     return float(sps.fisher_exact([[k_c, n_c - k_c], [k_b, n_b - k_b]], alternative="less").pvalue)
 
 
-@settings(max_examples=25, deadline=None)
+def _brute_force(n_b: int, looks: Looks, p_b: float, p_c: float) -> tuple[float, float]:
+    """Every baseline count and every sequence of candidate passes and fails, with scipy's
+    Fisher test at each look: the design's outcome without any boundary or recursion."""
+    flagged = repeats = 0.0
+    sizes = looks.sizes
+    for k_b in range(n_b + 1):
+        w_b = sps.binom.pmf(k_b, n_b, p_b)
+        for path in itertools.product((0, 1), repeat=sizes[-1]):
+            w = w_b * math.prod(p_c if x else 1 - p_c for x in path)
+            if w == 0:
+                continue
+            for j, n in enumerate(sizes):
+                k = sum(path[:n])
+                p = _fisher_less(k_b, n_b, k, n)
+                if p <= looks.thresholds[j] * (1 + 1e-12):
+                    flagged += w
+                    repeats += w * n
+                    break
+                drop = k_b / n_b - k / n
+                inconclusive = (
+                    drop >= looks.suspect_drop - 1e-9
+                    and -newcombe(k_b, n_b, k, n)[0] >= looks.min_effect - 1e-9
+                )
+                if j == len(sizes) - 1 or (p > looks.futility[j] and not inconclusive):
+                    repeats += w * n
+                    break
+    return flagged, repeats
+
+
+@settings(max_examples=12, deadline=None)
 @given(
-    n_b=st.integers(2, 8),
-    screen=st.integers(1, 4),
-    fresh=st.integers(0, 5),
+    n_b=st.integers(2, 9),
+    sizes=st.sampled_from([(2, 4, 7), (3, 6), (1, 3, 4, 8), (5,)]),
     p_b=st.sampled_from([1.0, 0.9, 0.6]),
-    p_c=st.sampled_from([0.0, 0.4, 0.8]),
-    t1=st.sampled_from([0.01, 0.05, 0.2]),
-    t2=st.sampled_from([0.02, 0.1, 0.3]),
+    p_c=st.sampled_from([0.0, 0.4, 0.8, 1.0]),
+    thresholds=st.sampled_from([(0.01, 0.02, 0.05, 0.1), (0.2, 0.1, 0.1, 0.3)]),
+    futility=st.sampled_from([(0.3, 0.2, 0.15), (0.9, 0.5, 0.5)]),
 )
-def test_sequential_power_is_the_exact_sum_scipy_gives(
-    n_b: int, screen: int, fresh: int, p_b: float, p_c: float, t1: float, t2: float
+def test_the_designs_power_and_repeats_are_the_brute_force_sums(
+    n_b: int,
+    sizes: tuple[int, ...],
+    p_b: float,
+    p_c: float,
+    thresholds: tuple[float, ...],
+    futility: tuple[float, ...],
 ) -> None:
-    total = 0.0
-    cap = screen + fresh
-    for k_b, k0 in itertools.product(range(n_b + 1), range(screen + 1)):
-        w = sps.binom.pmf(k_b, n_b, p_b) * sps.binom.pmf(k0, screen, p_c)
-        if _fisher_less(k_b, n_b, k0, screen) <= t1 * (1 + 1e-12):
-            total += w
-        elif k0 / screen < k_b / n_b and fresh:
-            total += w * sum(
-                sps.binom.pmf(k1, fresh, p_c)
-                for k1 in range(fresh + 1)
-                if _fisher_less(k_b, n_b, k1, fresh) <= t2 * (1 + 1e-12)
-            )
-    assert sequential_power(n_b, screen, cap, p_b, p_c, t1, t2) == pytest.approx(total, abs=1e-9)
+    looks = Looks(
+        sizes=sizes, thresholds=thresholds[: len(sizes)], futility=futility[: len(sizes) - 1]
+    )
+    flagged, repeats = look_outcome(n_b, looks, p_b, p_c)
+    want_flagged, want_repeats = _brute_force(n_b, looks, p_b, p_c)
+    assert flagged == pytest.approx(want_flagged, abs=1e-9)
+    assert repeats == pytest.approx(want_repeats, abs=1e-9)
 
 
 def _case(store: Store, case_id: str, repeats: int) -> CaseRecord:
@@ -229,6 +259,10 @@ def test_the_pool_leaves_out_samples_past_the_maximum_age(tmp_path: Path) -> Non
     _write(store, case, range(12, 20), "2999-01-01T00:00:00.000000Z")
     pool = pooled_baseline(store, _run([case]), depth=30, max_age_s=parse_age("7d"))
     assert (pool.cases[0].start, pool.cases[0].repeats) == (12, 20)
+    # a stale sample between fresh ones ends the window: the pool is the newest unbroken run
+    _write(store, case, [15], "2000-01-01T00:00:00.000000Z")
+    pool = pooled_baseline(store, _run([case]), depth=30, max_age_s=parse_age("7d"))
+    assert (pool.cases[0].start, pool.cases[0].repeats) == (16, 20)
     _write(store, case, range(12, 20), "2000-01-01T00:00:00.000000Z")
     with pytest.raises(UsageError, match=r"older than --baseline-max-age \(c\)"):
         pooled_baseline(store, _run([case]), depth=30, max_age_s=60)
@@ -255,19 +289,6 @@ def test_a_candidate_of_the_baselines_own_version_rests_on_the_pool(tmp_path: Pa
     seen = against_pool(_run([pooled, other]), _run([_case(store, "same", 5), moved]))
     assert [(c.start, c.repeats) for c in seen.cases] == [(0, 30), (0, 5)]
     assert os.path.basename(seen.cases[1].sample_dir) == "ck"
-
-
-@pytest.mark.parametrize(("n_b", "screen", "p"), [(30, 5, 0.9), (10, 3, 0.5), (5, 5, 1.0)])
-def test_the_chance_of_doubt_is_the_exact_sum_scipy_gives(n_b: int, screen: int, p: float) -> None:
-    from noisefloor.stats import doubt_chance
-
-    expected = sum(
-        sps.binom.pmf(k_b, n_b, p) * sps.binom.pmf(k, screen, p)
-        for k_b in range(n_b + 1)
-        for k in range(screen + 1)
-        if k / screen < k_b / n_b
-    )
-    assert doubt_chance(n_b, screen, p) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize(("value", "n"), [(3.3333333, 5), (0.1, 3), (0.30000000000000004, 7)])

@@ -557,8 +557,8 @@ def test_repeats_needed_with_stored_baseline() -> None:
 
 
 def test_repeats_needed_is_fast() -> None:
-    power._regress_boundary.cache_clear()
-    power._binom_pmf.cache_clear()
+    power.regress_boundary.cache_clear()
+    power.binom_pmf.cache_clear()
     start = time.perf_counter()
     assert repeats_needed(0.9, 0.7, 0.001) == 128
     assert time.perf_counter() - start < 2.0

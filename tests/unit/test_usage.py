@@ -251,18 +251,21 @@ def budget(max_cost: Decimal, known: dict[str, Tokens | None]) -> CostBudget:
     return CostBudget(max_cost, PRICE, UsageTally(), known)
 
 
-def test_a_screen_that_lands_exactly_on_the_budget_is_taken() -> None:
-    budget(5 * CALL, {"a": Tokens(10, 2)}).check_screen([("a", 5)])
-    with pytest.raises(UsageError, match=r"--max-cost 0.000044 is below the screen's 0.000045 EUR"):
-        budget(Decimal("0.000044"), {"a": Tokens(10, 2)}).check_screen([("a", 5)])
+def test_a_first_look_that_lands_exactly_on_the_budget_is_taken() -> None:
+    budget(5 * CALL, {"a": Tokens(10, 2)}).check_first_look([("a", 5)])
+    with pytest.raises(
+        UsageError, match=r"--max-cost 0.000044 is below the first look's 0.000045 EUR"
+    ):
+        budget(Decimal("0.000044"), {"a": Tokens(10, 2)}).check_first_look([("a", 5)])
 
 
-def test_a_confirmation_that_lands_exactly_on_what_is_left_is_taken_and_spends_it() -> None:
+def test_what_is_left_is_the_budget_less_what_the_answers_cost() -> None:
     cost = budget(10 * CALL, {"a": Tokens(10, 2)})
-    for _ in range(5):  # the screen took five calls of case a
+    for _ in range(5):  # the first look took five calls of case a
         written(cost.spent, "a", usage(10, 2))
-    assert cost.affords("a", 5)  # 5 * CALL left, exactly
-    assert not cost.affords("a", 1)  # nothing left
+    assert cost.left() == 5 * CALL
+    assert cost.cost_of("a", 5) == 5 * CALL  # a next look of five lands exactly on it
+    assert cost.cost_of("a", 0) == 0
 
 
 def test_a_confirmation_is_priced_by_the_longest_answer_its_case_gave() -> None:
@@ -278,7 +281,7 @@ def test_a_case_never_answered_is_priced_as_the_dearest_case() -> None:
 
 def test_nothing_to_price_from_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="no stored answer of this suite reports token usage"):
-        budget(Decimal(1), {"a": None}).check_screen([("a", 5)])
+        budget(Decimal(1), {"a": None}).check_first_look([("a", 5)])
 
 
 def test_a_budget_without_a_price_is_refused() -> None:

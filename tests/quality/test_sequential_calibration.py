@@ -1,0 +1,51 @@
+"""The sequential design's false-alarm rate, power and cost on the LLM-like noisy mix, simulated
+through the design's own functions (bench/calibration.py): slow, run with `-m quality`."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "calibration.py"
+#: Suites per cell: enough for the targets below to hold with a margin for sampling error
+#: (a share near 0.9 moves by about 0.02 at this size).
+SUITES = 300
+
+pytestmark = pytest.mark.quality
+
+
+@pytest.fixture(scope="module")
+def calibration() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("calibration", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["calibration"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+NOISY = ("noisy", 100, 60, 1.0)
+
+
+def test_unchanged_noisy_suites_rarely_fail_and_cost_about_five_calls_a_case(
+    calibration: ModuleType,
+) -> None:
+    variant = calibration.Variant(*NOISY)
+    null = calibration.sequential_cell((variant, 5, SUITES, 11, "null binary"))
+    assert np.mean([o.failed for o in null]) <= 0.05
+    assert np.mean([o.calls for o in null]) / calibration.M <= 7.0
+
+
+@pytest.mark.parametrize(
+    ("what", "floor"),
+    [("1.0->0.6", 0.85), ("0.9->0.5", 0.70), ("0.7->0.4", 0.35), ("0.5->0.2", 0.35)],
+)
+def test_mid_range_drops_are_found(calibration: ModuleType, what: str, floor: float) -> None:
+    variant = calibration.Variant(*NOISY)
+    changed = calibration.sequential_cell((variant, 5, SUITES, 12, what))
+    assert np.mean([o.flagged for o in changed]) >= floor
