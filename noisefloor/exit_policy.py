@@ -23,6 +23,7 @@ __all__ = [
     "finished_report",
     "measured_bands",
     "measured_cases",
+    "unmeasured",
     "unmeasured_cause",
 ]
 
@@ -183,3 +184,12 @@ def unmeasured_cause(measured: Sequence[Measured], min_valid: int) -> str | None
         "taken is kept: run it again once the endpoint answers (it takes only the repeats "
         "it lacks)"
     )
+
+
+def unmeasured(report: Report, settings: RuleSettings) -> Report:
+    """The report, exiting 3 when infrastructure errors left a case too few valid candidate
+    repeats: a check that measured nothing is never green (whatever it sampled stays stored)."""
+    report.unmeasured = unmeasured_cause(measured_cases(report.cases), settings.min_valid)
+    if report.unmeasured:
+        report.exit_code = int(ExitCode.HARNESS)
+    return report

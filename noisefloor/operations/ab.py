@@ -13,7 +13,7 @@ from noisefloor.banding import keepers_for
 from noisefloor.comparison import compare_runs
 from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import NoisefloorError, UsageError
-from noisefloor.exit_policy import finished_report
+from noisefloor.exit_policy import finished_report, unmeasured
 from noisefloor.fingerprint import GIT_LABEL
 from noisefloor.indexing import SampleIndexer, index_run
 from noisefloor.operations.check import shown_path
@@ -409,4 +409,4 @@ def ab_suite(
     report.warnings[:0] = notes
     report.calls = calls
     attach_usage(report, cand_built, usage)
-    return report
+    return unmeasured(report, settings)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
 from noisefloor.cost_budget import check_priced, cost_budget
-from noisefloor.errors import BaselineMissing, ExitCode, UsageError
-from noisefloor.exit_policy import finished_report, measured_cases, unmeasured_cause
+from noisefloor.errors import BaselineMissing, UsageError
+from noisefloor.exit_policy import finished_report, unmeasured
 from noisefloor.indexing import index_run
 from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
@@ -178,7 +178,7 @@ def check_suite(
         depth = max(design.baseline_repeats, *screens)
         adopt = dataclasses.replace(opts, repeats=depth) if sequential else opts
         result = run_suite(store, suite, adopt, built)
-        report = _measured(
+        report = unmeasured(
             adoption_report(
                 result,
                 settings,
@@ -250,16 +250,7 @@ def check_suite(
     index_run(store, run)
     report.calls = run.calls
     attach_usage(report, built, usage)
-    return _measured(report, settings)
-
-
-def _measured(report: Report, settings: RuleSettings) -> Report:
-    """The report, exiting 3 when infrastructure errors left a case too few valid repeats: a
-    check that measured nothing is never green (and whatever it sampled stays stored)."""
-    report.unmeasured = unmeasured_cause(measured_cases(report.cases), settings.min_valid)
-    if report.unmeasured:
-        report.exit_code = int(ExitCode.HARNESS)
-    return report
+    return unmeasured(report, settings)
 
 
 def shown_path(path: Path) -> str:

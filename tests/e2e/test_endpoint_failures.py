@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import yaml
 
+from tests.git_repo import commit_all, isolate_git
 from tests.llm_server import LlmServer
 
 MODEL = "nf-test-model"
@@ -208,3 +209,20 @@ def test_a_scorer_whose_path_matches_nothing_is_called_out_on_adoption_and_every
     # explain does not word it as a wrong answer
     assert "path 'anwser' matched nothing" in explained.stdout
     assert "not found at anwser" not in explained.stdout
+
+
+def test_ab_against_a_dead_endpoint_exits_3_as_a_check_does(tmp_path, monkeypatch, _isolated_root):
+    isolate_git(monkeypatch, tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with LlmServer() as server:
+        base_url = server.base_url
+    # the port was the server's a moment ago: now every call is refused
+    suite = endpoint_suite(repo, base_url, {"only": CAPITAL}, max_retries=1)
+    commit_all(repo)
+    result = nf("ab", suite, "--baseline-ref", "HEAD", "--format", "json", root=_isolated_root)
+
+    assert result.returncode == 3, result.stdout + result.stderr
+    line = orjson.loads(result.stdout)["unmeasured"]
+    assert "failed on the infrastructure" in line and base_url.split("/")[2] in line
+    assert "Traceback" not in result.stderr
