@@ -1,6 +1,6 @@
 """Progress of a run's sampling, on stderr only: a live line (rich) on a terminal; plain periodic
-lines elsewhere (CI logs). Either way: samples done of total, calls in flight, retries, errors,
-elapsed and remaining time, so a stuck or throttled target is visible.
+lines elsewhere (CI logs). Either way: samples done of total (of the current look, once a
+sequential check takes another), calls in flight, retries, errors, elapsed and remaining time.
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ class Progress:
         self.total = self.done = self.in_flight = self.retries = self.errors = 0
         self._started = self._last_line = 0.0
         self._next_step = 1
+        self._looks = 1
+        """The takes so far: a sequential check's later looks each start one."""
+        self._look_from = 0
+        """Samples done before the current look."""
+        self._look_total = 0
         self._shown: int | None = None
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -56,13 +61,21 @@ class Progress:
 
     def start(self, total: int) -> None:
         """Show progress when there is anything to sample; a later call (a sequential check's
-        look) adds its samples to the total."""
+        next look) counts its own samples, so no look shows 100% of what the check will take."""
         if self._bar is not None or self._ticker is not None:
             self.total += total
+            self._looks += 1
+            self._look_from, self._look_total = self.done, total
+            self._next_step = 1
             if self._bar is not None:
-                self._bar.update(self._task, total=self.total)
+                self._bar.update(
+                    self._task,
+                    total=total,
+                    completed=0,
+                    description=f"sampling, look {self._looks}",
+                )
             return
-        self.total = total
+        self.total = self._look_total = total
         self._started = self._last_line = self._clock()
         if total == 0:
             return
@@ -82,7 +95,7 @@ class Progress:
         from rich.progress import Progress as RichProgress
 
         self._bar = RichProgress(
-            TextColumn("sampling"),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[in_flight]} in flight"),
@@ -111,7 +124,7 @@ class Progress:
         self.errors += sample.outcome.value != "ok"
         if self._bar is not None:
             self._bar.update(self._task, advance=1, **self._fields())
-        elif not self._live and self.total:
+        elif not self._live:
             self._maybe_line()
 
     def stop(self) -> None:
@@ -127,16 +140,20 @@ class Progress:
             self._line()
 
     def line(self) -> str:
-        """The figures, as one plain line."""
+        """The figures, as one plain line: of the current look, once there is more than one."""
         elapsed = self._clock() - self._started
-        pct = 100 * self.done / self.total if self.total else 100
+        done, total = self.done - self._look_from, self._look_total
+        pct = 100 * done / total if total else 100
         left = ""
-        if 0 < self.done < self.total:
-            remaining = math.ceil(elapsed / self.done * (self.total - self.done))
+        if 0 < done < total:
+            remaining = math.ceil(elapsed / self.done * (total - done))
             left = f", ~{_clock_text(remaining)} left"
+        what = f"sampling: {done}/{total} ({pct:.0f}%)"
+        if self._looks > 1:
+            what = f"sampling, look {self._looks}: {done}/{total} ({pct:.0f}%), {self.done} in all"
         return (
-            f"sampling: {self.done}/{self.total} ({pct:.0f}%), {self.in_flight} in flight, "
-            f"{self.retries} retries, {self.errors} errors, {_clock_text(int(elapsed))} elapsed{left}"
+            f"{what}, {self.in_flight} in flight, {self.retries} retries, "
+            f"{self.errors} errors, {_clock_text(int(elapsed))} elapsed{left}"
         )
 
     def _fields(self) -> dict[str, int]:
@@ -151,7 +168,9 @@ class Progress:
                 self._line()
 
     def _maybe_line(self) -> None:
-        step = self.done * 10 // self.total
+        if not self._look_total:
+            return
+        step = (self.done - self._look_from) * 10 // self._look_total
         if step >= self._next_step:
             self._next_step = step + 1
             if self._clock() - self._last_line >= MIN_GAP_S:

@@ -75,3 +75,26 @@ def test_nothing_to_sample_shows_nothing() -> None:
         time.sleep(0.03)
         progress.stop()
     assert out.getvalue() == ""
+
+
+def test_a_later_look_counts_its_own_samples_and_never_shows_the_check_done_early() -> None:
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(live=False, stream=out, clock=clock, interval=3600)
+    progress.start(10)  # the first look
+    for _ in range(10):
+        clock.now += 1
+        progress.begin()
+        progress.advance(None, _sample())
+    progress.start(30)  # cases still in doubt take a second look
+    for _ in range(3):
+        clock.now += 1
+        progress.begin()
+        progress.advance(None, _sample())
+    progress.stop()
+    lines = out.getvalue().splitlines()
+    assert lines[-2] == "sampling: 10/10 (100%), 0 in flight, 0 retries, 0 errors, 0:10 elapsed"
+    # the second look's share, and all the check took: never 13/40 read as a total to come
+    assert lines[-1] == (
+        "sampling, look 2: 3/30 (10%), 13 in all, 0 in flight, 0 retries, 0 errors, "
+        "0:13 elapsed, ~0:27 left"
+    )
