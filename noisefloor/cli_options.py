@@ -271,7 +271,7 @@ def sequential_options(parser: argparse.ArgumentParser) -> None:
         metavar="AMOUNT",
         help="what the whole check's samples may cost at the suite's `target.http.price`, in "
         "its currency (cached ones are free; each call priced as its case's longest answer "
-        "so far); cases left in doubt are inconclusive",
+        "so far); cases still running then stop, as with --max-calls",
     )
     _baseline_depth_options(group)
 
