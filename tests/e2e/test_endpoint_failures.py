@@ -39,7 +39,7 @@ def endpoint_suite(directory: Path, base_url: str, prompts: dict[str, str], **ht
     doc = {
         "name": "endpoint",
         "target": {"http": {"base_url": base_url, "model": MODEL, **http}},
-        "defaults": {"repeats": 3},
+        "defaults": {"repeats": 3, "baseline_repeats": 3},
         "cases": [
             {
                 "id": case_id,

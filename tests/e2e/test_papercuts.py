@@ -72,7 +72,8 @@ def test_html_without_matplotlib_names_the_flag_given(tmp_path, _isolated_root, 
 
 def test_deepen_writes_a_set_of_depths_as_a_range(project, _isolated_root):
     suite = fake_suite(project, [answer_case("a", repeats=2), answer_case("b", repeats=6)])
-    assert run_process("check", suite, root=_isolated_root).returncode == 0
+    # a run adopts each case at its own repeats (a first check would adopt at the design's depth)
+    assert run_process("run", suite, "--set-baseline", root=_isolated_root).returncode == 0
     done = run_process("baseline", "deepen", suite, "--repeats", "4", root=_isolated_root)
     assert done.returncode == 0, done.stderr
     assert "2 case(s) at 4 to 6 repeats (held 2 to 6 before), 2 target call(s)" in done.stdout

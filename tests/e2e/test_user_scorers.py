@@ -52,7 +52,7 @@ def write_suite(project: Path, scorers: dict[str, list[object]], plugins: list[s
     doc: dict[str, object] = {
         "name": "mine",
         "target": {"command": [sys.executable, "-c", _TARGET], "cwd": str(project)},
-        "defaults": {"repeats": 3},
+        "defaults": {"repeats": 3, "baseline_repeats": 3},
         "cases": [{"id": cid, "input": cid, "scorers": s} for cid, s in scorers.items()],
     }
     if plugins:
