@@ -9,16 +9,16 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from noisefloor.errors import SuiteError
-from noisefloor.scorer_calls import failure
+from noisefloor.scorer_calls import Origin, failure
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from noisefloor.scorers import Origin, Registry
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -27,6 +27,16 @@ __all__ = [
     "load_plugins",
     "plugin_path",
 ]
+
+
+class Registry(Protocol):
+    """Where plugins register their scorers (`scorers.Registry`): named here, so that the
+    loader takes the registry it fills rather than importing the one above it."""
+
+    def loading(self, origin: Origin) -> AbstractContextManager[list[str]]:
+        """Scorers registered inside the block come from `origin`; yields their names."""
+        ...
+
 
 #: The entry-point group installed packages register scorers under: `scorer_name = module`.
 ENTRY_POINT_GROUP = "noisefloor.scorers"
@@ -40,7 +50,9 @@ def plugin_path(plugin: str) -> bool:
     return plugin.endswith(".py") or "/" in plugin or "\\" in plugin
 
 
-def load_plugins(plugins: Sequence[str], base_dir: Path, where: Callable[[int], str]) -> None:
+def load_plugins(
+    plugins: Sequence[str], base_dir: Path, where: Callable[[int], str], registry: Registry
+) -> None:
     """Import each plugin of a suite: a file (relative to `base_dir`, the suite's directory) or
     an importable module. A file is imported again when its content changed since.
 
@@ -48,12 +60,11 @@ def load_plugins(plugins: Sequence[str], base_dir: Path, where: Callable[[int], 
         plugins: The suite's `plugins:` entries.
         base_dir: The suite file's directory.
         where: Where the entry at an index is written (`suite.yaml:4: plugins[0]`).
+        registry: Where the plugins register their scorers.
 
     Raises:
         SuiteError: A plugin is missing, fails to import, or registers a name twice.
     """
-    from noisefloor.scorers import REGISTRY, Origin
-
     for index, plugin in enumerate(plugins):
         if plugin_path(plugin):
             path = (base_dir / plugin).resolve()
@@ -70,14 +81,14 @@ def load_plugins(plugins: Sequence[str], base_dir: Path, where: Callable[[int], 
             origin = Origin(plugin=plugin)
             retry = f"`python {path}` runs it outside noisefloor"
             _guarded_import(
-                origin, where(index), functools.partial(_exec_file, path), REGISTRY, retry
+                origin, where(index), functools.partial(_exec_file, path), registry, retry
             )
             _files[path] = digest
         elif plugin not in sys.modules:
             origin = Origin(plugin=plugin, version=_module_version(plugin))
             retry = f"`python -c 'import {plugin}'` imports it outside noisefloor"
             imported = functools.partial(importlib.import_module, plugin)
-            _guarded_import(origin, where(index), imported, REGISTRY, retry)
+            _guarded_import(origin, where(index), imported, registry, retry)
 
 
 def _exec_file(path: Path) -> None:
@@ -148,8 +159,6 @@ def load_entry_point(name: str, registry: Registry) -> None:
     Raises:
         SuiteError: The module fails to import, or does not register `name`.
     """
-    from noisefloor.scorers import Origin
-
     for ep in _entry_points():
         if ep.name != name:
             continue

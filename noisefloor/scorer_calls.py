@@ -10,9 +10,11 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "Origin",
     "DEFAULT_TIMEOUT_S",
     "ScorerTimeout",
     "failure",
@@ -25,6 +27,16 @@ __all__ = [
 DEFAULT_TIMEOUT_S = 5.0
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The plugin a user's scorer was registered from."""
+
+    plugin: str
+    """As the suite names it (a file or a module), or the entry point (`name = module`)."""
+    version: str | None = None
+    """The version of the installed package it comes from, if any: part of its identity."""
 
 
 class _Stop(BaseException):

@@ -23,7 +23,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 from noisefloor.field_docs import describe
-from noisefloor.scorer_calls import DEFAULT_TIMEOUT_S, guarded, result_of, shown
+from noisefloor.scorer_calls import DEFAULT_TIMEOUT_S, Origin, guarded, result_of, shown
 from noisefloor.usage import Tokens, envelope_tokens
 
 if TYPE_CHECKING:
@@ -171,16 +171,6 @@ class UnknownScorer(KeyError):
         if self.suggestion is not None:
             return f"unknown scorer {self.name!r} (did you mean {self.suggestion!r}?)"
         return f"unknown scorer {self.name!r} (known: {', '.join(self.known)})"
-
-
-@dataclass(frozen=True)
-class Origin:
-    """The plugin a user's scorer was registered from."""
-
-    plugin: str
-    """As the suite names it (a file or a module), or the entry point (`name = module`)."""
-    version: str | None = None
-    """The version of the installed package it comes from, if any: part of its identity."""
 
 
 @dataclass(frozen=True)

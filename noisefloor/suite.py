@@ -536,7 +536,7 @@ def _load_plugins(plugins: Any, path: Path, text: str) -> None:
         line = lines.line(("plugins", index))
         return f"{path}:{line}: plugins[{index}]" if line else f"{path}: plugins[{index}]"
 
-    load_plugins(plugins, path.parent, where)
+    load_plugins(plugins, path.parent, where, REGISTRY)
 
 
 def suite_json_schema() -> dict[str, Any]:

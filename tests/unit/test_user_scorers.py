@@ -170,7 +170,7 @@ def test_a_plugins_identity_follows_its_file_and_what_it_depends_on(
 
     def identity() -> str:
         """The scorer's identity as scoring builds it, the plugin loaded (again) first."""
-        load_plugins(["checks.py"], tmp_path, lambda i: f"suite.yaml: plugins[{i}]")
+        load_plugins(["checks.py"], tmp_path, lambda i: f"suite.yaml: plugins[{i}]", REGISTRY)
         use = ScorerUse(label="0:in_words", name="in_words", params={}, impl_hash="recorded")
         return build_scorer(use).spec.impl_hash
 
@@ -190,7 +190,7 @@ def test_a_plugins_identity_follows_its_file_and_what_it_depends_on(
 def test_a_plugin_with_a_syntax_error_is_named_at_its_line(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text("import noisefloor\n\ndef f(:\n    pass\n", encoding="utf-8")
     with pytest.raises(SuiteError) as raised:
-        load_plugins(["bad.py"], tmp_path, lambda i: f"suite.yaml:3: plugins[{i}]")
+        load_plugins(["bad.py"], tmp_path, lambda i: f"suite.yaml:3: plugins[{i}]", REGISTRY)
     message = raised.value.format_message()
     assert message.startswith("suite.yaml:3: plugins[0]: plugin bad.py failed to import: ")
     assert "bad.py:3: SyntaxError: invalid syntax" in message
@@ -212,13 +212,17 @@ def test_a_plugin_may_be_a_module_name_and_a_missing_one_is_named(
         encoding="utf-8",
     )
     monkeypatch.delitem(sys.modules, "team_checks_for_test", raising=False)
-    load_plugins(["team_checks_for_test"], tmp_path, lambda i: f"suite.yaml:2: plugins[{i}]")
+    load_plugins(
+        ["team_checks_for_test"], tmp_path, lambda i: f"suite.yaml:2: plugins[{i}]", REGISTRY
+    )
     definition = REGISTRY.get("team_check")
     assert definition.origin is not None and definition.origin.plugin == "team_checks_for_test"
     monkeypatch.delitem(sys.modules, "team_checks_for_test")
 
     with pytest.raises(SuiteError) as raised:
-        load_plugins(["no_such_checks_module"], tmp_path, lambda i: f"suite.yaml:2: plugins[{i}]")
+        load_plugins(
+            ["no_such_checks_module"], tmp_path, lambda i: f"suite.yaml:2: plugins[{i}]", REGISTRY
+        )
     message = raised.value.format_message()
     assert message.startswith("suite.yaml:2: plugins[0]: plugin no_such_checks_module failed to")
     assert (
