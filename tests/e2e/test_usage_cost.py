@@ -9,9 +9,6 @@ seen it, so a baseline of 5 passes 4 and the next 5 calls pass 3: a first look i
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -23,6 +20,7 @@ import pytest
 import yaml
 
 from tests.conftest import answer_case, fake_suite
+from tests.e2e.test_exit_paths import run_process as nf
 from tests.git_repo import commit_all, isolate_git
 from tests.llm_server import LlmServer
 
@@ -30,18 +28,6 @@ from tests.llm_server import LlmServer
 PROMPT = "say [pass:2/3] ok"
 #: One call at input 0.5 and output 2 per million: (5 * 0.5 + 1 * 2) / 1e6.
 CALL = Decimal("0.0000045")
-
-
-def nf(*args: str | Path, root: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m noisefloor ARGS...` as a real process."""
-    return subprocess.run(
-        [sys.executable, "-m", "noisefloor", *map(str, args)],
-        env={**os.environ, "NOISEFLOOR_ROOT": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture
