@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from noisefloor.errors import BaselineMissing, UsageError
+from noisefloor.errors import BaselineMissing, NoisefloorError, UsageError
 from noisefloor.indexing import index_run
-from noisefloor.operations.run import RunOptions, run_session
+from noisefloor.operations.run import RunOptions, past_lost, run_session
 from noisefloor.operations.run import case_key as key_of
 from noisefloor.pool import held_repeats
-from noisefloor.records import RunRecord
+from noisefloor.records import CaseRecord, RunRecord
 from noisefloor.store import Store
 from noisefloor.suite import Suite
 from noisefloor.targets.factory import build_target
@@ -57,7 +57,7 @@ def deepen_baseline(
             "`noisefloor baseline set RUN`)",
         )
     inputs = {c.id: key_of(c) for c in suite.cases}
-    cases, skipped, before = [], [], {}
+    cases, skipped, before, wanted = [], [], {}, {}
     for case in base.cases:
         if inputs.get(case.case_id) != case.case_key:
             skipped.append(case.case_id)
@@ -66,11 +66,39 @@ def deepen_baseline(
         held = held_repeats(store, case)
         before[case.case_id] = held
         deeper = max(repeats, held, case.repeats)
-        cases.append(case.model_copy(update={"repeats": deeper, "first_repeat": held, "start": 0}))
+        wanted[case.case_id] = deeper
+        reach = _reach(store, case, deeper)
+        cases.append(case.model_copy(update={"repeats": reach, "first_repeat": held, "start": 0}))
     opts = RunOptions(jobs=jobs, set_baseline=True, executor=executor)
     with run_session(store, suite, opts, built, epoch=base.epoch) as session:
-        session.take([c for c in cases if c.case_id not in skipped])
+        taken = [c for c in cases if c.case_id not in skipped]
+        session.take(taken)
+        _refuse_lost(store, taken, wanted, session.taken)
         session.pooled = [base.run_id]
         run = session.finish(cases)
     index_run(store, run)
     return Deepened(run=run, before=before, skipped=skipped)
+
+
+def _refuse_lost(store: Store, cases: list[CaseRecord], wanted: dict[str, int], taken: int) -> None:
+    """Refuse to move the baseline when the infrastructure lost repeats this deepen took: a
+    baseline that looks deeper than it is would be green by accident.
+
+    Raises:
+        NoisefloorError: Some case still lacks valid repeats it asked for (exit 3).
+    """
+    short = [c.case_id for c in cases if _reach(store, c, wanted[c.case_id]) != c.repeats]
+    if short:
+        raise NoisefloorError(
+            f"repeats of {len(short)} case(s) failed on the infrastructure ({', '.join(short[:5])}"
+            f"{', ...' if len(short) > 5 else ''}; {taken} target call(s) made): the baseline "
+            "was not moved, and every sample taken is kept",
+            hint="run `noisefloor baseline deepen` again once the target answers (it takes only "
+            "the repeats it lacks)",
+        )
+
+
+def _reach(store: Store, case: CaseRecord, repeats: int) -> int:
+    """Where a case's repeats end when `repeats` of them must be valid or still missing: past
+    those the infrastructure lost (kept on disk, never counted)."""
+    return past_lost(store, case.model_copy(update={"repeats": repeats, "first_repeat": 0})).repeats

@@ -41,6 +41,7 @@ __all__ = [
     "case_key",
     "case_records",
     "new_run_id",
+    "past_lost",
     "run_session",
     "run_suite",
     "scorer_uses",
@@ -213,7 +214,7 @@ class RunSession:
         if self.prior is not None:
             held = {c.case_id: c for c in self.prior.cases}
             cases = [_after_held(c, held.get(c.case_id)) for c in cases]
-        return [_past_lost(self.store, c) for c in cases]
+        return [past_lost(self.store, c) for c in cases]
 
     def pending(self, cases: list[CaseRecord]) -> list[Pending]:
         """The samples of `cases` not on disk yet."""
@@ -399,7 +400,7 @@ def _retaking_lost(session: RunSession) -> list[CaseRecord]:
     return list(cases.values())
 
 
-def _past_lost(store: Store, case: CaseRecord) -> CaseRecord:
+def past_lost(store: Store, case: CaseRecord) -> CaseRecord:
     """A case whose repeats reach past those of its own that the infrastructure lost (kept on
     disk, never counted): as many valid or missing ones as it asks for. A run after an outage
     so takes only the repeats it lacks, into new files: a sample file never changes."""

@@ -226,3 +226,23 @@ def test_ab_against_a_dead_endpoint_exits_3_as_a_check_does(tmp_path, monkeypatc
     line = orjson.loads(result.stdout)["unmeasured"]
     assert "failed on the infrastructure" in line and base_url.split("/")[2] in line
     assert "Traceback" not in result.stderr
+
+
+def test_deepening_against_a_dead_endpoint_exits_3_and_leaves_the_baseline(
+    tmp_path, _isolated_root
+):
+    with LlmServer() as server:
+        suite = endpoint_suite(tmp_path, server.base_url, {"only": CAPITAL}, max_retries=1)
+        assert nf("check", suite, root=_isolated_root).returncode == 0
+        port = int(server.base_url.split("/")[2].rsplit(":", 1)[1])
+    before = nf("baseline", "show", root=_isolated_root).stdout
+    down = nf("baseline", "deepen", suite, "--repeats", "6", root=_isolated_root)
+    assert down.returncode == 3, down.stdout + down.stderr
+    assert "failed on the infrastructure" in down.stderr and "baseline was not moved" in down.stderr
+    assert nf("baseline", "show", root=_isolated_root).stdout == before
+
+    # the endpoint is back: the next deepen takes only what it lacks, past the lost repeats
+    with LlmServer(port=port) as server:
+        back = nf("baseline", "deepen", suite, "--repeats", "6", root=_isolated_root)
+        assert len(server.requests) == 3
+    assert back.returncode == 0, back.stdout + back.stderr
