@@ -91,7 +91,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "checks.py").write_text(PLUGIN, encoding="utf-8")
-        load_plugins(["checks.py"], work, lambda i: f"plugins[{i}]")
+        load_plugins(["checks.py"], work, lambda i: f"plugins[{i}]", REGISTRY)
         (work / "samples").mkdir()
         paths = write_samples(work / "samples", args.cases, args.repeats)
         contains, mine = use("contains", needle="ok"), use("mentions_ok")
