@@ -6,7 +6,7 @@ deterministic cases, 30% noisy N(0, 1)), builds the bands both sides would produ
 rule's `compare` and `decide` for verdicts. Prints, per rule and N: the share of unchanged suites
 that fail (exit 1 or 2), and the share of suites in which a changed case is flagged regressed.
 
-The sequential design of `check` runs through the functions a check runs (`noisefloor.sequential`
+The sequential design of `check` runs through the functions a check runs (`noisefloor.rules.sequential`
 and the rule): looks at 5, 10, 20, 40 and 60 candidate repeats against a deep baseline, alpha
 spent across them, each look's correction over every case, futility stops. It runs on two
 mixes, the current one and an LLM-like noisy one (15 cases at pass rate 1.0, 10 at 0.9, 10 at
@@ -34,11 +34,12 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from noisefloor import stats  # noqa: E402
-from noisefloor.exit_policy import exit_code_for  # noqa: E402
-from noisefloor.records import CaseBand, ScorerBand  # noqa: E402
-from noisefloor.report.model import CaseReport, ComparedCase  # noqa: E402
+from noisefloor.model.records import CaseBand, ScorerBand  # noqa: E402
+from noisefloor.model.report import CaseReport, ComparedCase  # noqa: E402
+from noisefloor.model.verdict import Verdict  # noqa: E402
 from noisefloor.rules import get_rule  # noqa: E402
-from noisefloor.sequential import Design, Stop, settle, step  # noqa: E402
+from noisefloor.rules.exit_policy import exit_code_for  # noqa: E402
+from noisefloor.rules.sequential import Design, Stop, settle, step  # noqa: E402
 from noisefloor.settings import (  # noqa: E402
     BASELINE_REPEATS,
     MAX_REPEATS,
@@ -47,7 +48,6 @@ from noisefloor.settings import (  # noqa: E402
     RuleName,
     RuleSettings,
 )
-from noisefloor.verdict import Verdict  # noqa: E402
 
 M = 50
 RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)

@@ -24,8 +24,8 @@ from _common import cached_suite_args, import_floor, median, noisefloor, write_s
 #: What any check does before it can decide: start, import a check's modules, read the suite.
 CHECK_FLOOR = """
 import sys
-import noisefloor.commands, noisefloor.operations.check
-from noisefloor.suite import load_suite
+import noisefloor.cli.commands, noisefloor.operations.check
+from noisefloor.suite.suite import load_suite
 load_suite(sys.argv[1])
 """
 

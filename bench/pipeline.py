@@ -1,4 +1,4 @@
-"""The doit pipeline view (a user's dodo.py yielding `noisefloor.pipeline.suite_tasks`) on a
+"""The doit pipeline view (a user's dodo.py yielding `noisefloor.pipeline.tasks.suite_tasks`) on a
 generated suite of 2,000 cases x 5 repeats, every sample cached: one sample task per case-repeat.
 
 Prints the task count, `doit list --all`, the first `doit` (builds scores and bands) and the
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import cached_suite_args, median, noisefloor, write_suite  # noqa: E402
 
 DODO = """
-from noisefloor.pipeline import suite_tasks
+from noisefloor.pipeline.tasks import suite_tasks
 
 DOIT_CONFIG = {"backend": "sqlite3", "dep_file": "dodo.sqlite", "verbosity": 0}
 

@@ -21,11 +21,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import median  # noqa: E402
 
-from noisefloor.banding import read_sample, score_case  # noqa: E402
-from noisefloor.plugins import load_plugins  # noqa: E402
-from noisefloor.records import ScorerUse  # noqa: E402
-from noisefloor.scorers import REGISTRY, ScoreInput  # noqa: E402
-from noisefloor.store import dumps  # noqa: E402
+from noisefloor.model.records import ScorerUse  # noqa: E402
+from noisefloor.pipeline.banding import read_sample, score_case  # noqa: E402
+from noisefloor.scorers.plugins import load_plugins  # noqa: E402
+from noisefloor.scorers.registry import REGISTRY, ScoreInput  # noqa: E402
+from noisefloor.store.store import dumps  # noqa: E402
 from noisefloor.targets.base import Outcome, RawSample, decode_stream  # noqa: E402
 
 PLUGIN = '''\

@@ -3,7 +3,7 @@ commands. `python -m docs.examples` runs every example and rewrites each block m
 `<!-- output: NAME -->`; `tests/e2e/test_docs_examples.py` fails when a block is stale.
 
 The examples run in a scratch directory: a copy of `examples/quickstart` with its own store, and
-copies of the recorded captures. Each command runs through `noisefloor.cli.main`, what the console
+copies of the recorded captures. Each command runs through `noisefloor.cli.main.main`, what the console
 script runs, in-process (an interpreter per command would double the time), with the scratch
 directory as its working directory and an environment without `NOISEFLOOR_*`, `CI` and the like. Run ids carry the time a run was made; those of the runs made
 here are replaced by fixed ones (`20260101T000001.000000Z`, ...), in order of appearance, and
@@ -84,9 +84,9 @@ class _Scratch:
 
 
 def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    """`noisefloor.cli.main(argv)` run in `cwd` with `env` alone: what the console script runs,
+    """`noisefloor.cli.main.main(argv)` run in `cwd` with `env` alone: what the console script runs,
     without starting an interpreter per command."""
-    from noisefloor.cli import main as noisefloor
+    from noisefloor.cli.main import main as noisefloor
 
     out, err = io.StringIO(), io.StringIO()
     with (

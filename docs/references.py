@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     """The whole parser, built without the environment: a default read from a variable (such as
     `--executor` from `NOISEFLOOR_EXECUTOR`) must not leak into the page.
     """
-    from noisefloor.cli_parser import build_parser
+    from noisefloor.cli.parser import build_parser
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("NOISEFLOOR_", "OPENAI_"))}
     with mock.patch.dict(os.environ, clean, clear=True):
@@ -227,7 +227,7 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
 
 
 def _suite_schema() -> dict[str, Any]:
-    from noisefloor.suite import suite_json_schema
+    from noisefloor.suite.suite import suite_json_schema
 
     return suite_json_schema()
 

@@ -3,6 +3,6 @@
 Kept to one call so that both paths behave identically.
 """
 
-from noisefloor.cli import console_main
+from noisefloor.cli.main import console_main
 
 raise SystemExit(console_main())

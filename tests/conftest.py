@@ -14,7 +14,7 @@ import orjson
 import pytest
 import yaml
 
-from noisefloor.cli import main
+from noisefloor.cli.main import main
 
 FAKE = Path(__file__).parent / "fake_target.py"
 

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from noisefloor.cli import main
+from noisefloor.cli.main import main
 from tests.browser import screenshot
 
 __all__ = ["quickstart_regression_png", "rag_capture_png"]

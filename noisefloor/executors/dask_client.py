@@ -10,8 +10,8 @@ from typing import Any
 
 from noisefloor.errors import ExecutorError, TargetConfigError, UsageError
 from noisefloor.executors.dask_worker import sample_on_worker
-from noisefloor.sampling import ArmPending, OnWritten, Pending, SampleWriter
-from noisefloor.store import Store
+from noisefloor.executors.sampling import ArmPending, OnWritten, Pending, SampleWriter
+from noisefloor.store.store import Store
 from noisefloor.targets.base import RawSample
 
 __all__ = ["take_on_dask"]

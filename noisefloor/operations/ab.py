@@ -9,26 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from noisefloor import __version__
-from noisefloor.banding import keepers_for
-from noisefloor.comparison import compare_runs
-from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import NoisefloorError, UsageError
-from noisefloor.exit_policy import finished_report, unmeasured
-from noisefloor.fingerprint import GIT_LABEL
-from noisefloor.indexing import SampleIndexer, index_run
-from noisefloor.operations.check import shown_path
-from noisefloor.operations.run import (
-    RunOptions,
-    attach_usage,
-    case_records,
-    new_run_id,
-)
-from noisefloor.operations.sample_facts import SampleFacts
-from noisefloor.operations.sequential_check import sequential_check
-from noisefloor.pool import pooled_baseline
-from noisefloor.records import CaseRecord, RunRecord
-from noisefloor.report.model import Report, TargetChange
-from noisefloor.sampling import (
+from noisefloor.executors.sampling import (
     ArmPending,
     OnWritten,
     Pending,
@@ -37,16 +19,34 @@ from noisefloor.sampling import (
     pending_samples,
     take_interleaved,
 )
-from noisefloor.sequential import Design
+from noisefloor.model.records import CaseRecord, RunRecord
+from noisefloor.model.report import Report, TargetChange
+from noisefloor.model.usage import UsageTally
+from noisefloor.operations.check import shown_path
+from noisefloor.operations.cost_budget import check_priced, cost_budget
+from noisefloor.operations.run import (
+    RunOptions,
+    attach_usage,
+    case_records,
+    new_run_id,
+)
+from noisefloor.operations.sample_facts import SampleFacts
+from noisefloor.operations.sequential_check import sequential_check
+from noisefloor.operations.worktree import Checkout, checked_out
+from noisefloor.pipeline.banding import keepers_for
+from noisefloor.pipeline.comparison import compare_runs
+from noisefloor.pipeline.indexing import SampleIndexer, index_run
+from noisefloor.rules.exit_policy import finished_report, unmeasured
+from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
-from noisefloor.store import Store, utc_now
-from noisefloor.suite import Suite
+from noisefloor.store.fingerprint import GIT_LABEL
+from noisefloor.store.pool import pooled_baseline
+from noisefloor.store.store import Store, utc_now
+from noisefloor.suite.suite import Suite
+from noisefloor.suite.targets import BuiltTarget, build_target
 from noisefloor.targets.base import RawSample
-from noisefloor.targets.factory import BuiltTarget, build_target
 from noisefloor.targets.kinds import kind_named
-from noisefloor.usage import UsageTally
-from noisefloor.version_change import version_change
-from noisefloor.worktree import Checkout, checked_out
+from noisefloor.targets.version_change import version_change
 
 __all__ = ["Arm", "ab_suite", "new_arm", "sample_arms"]
 

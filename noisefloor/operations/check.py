@@ -8,16 +8,9 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from noisefloor.comparison import check_comparable, compare_runs, few, run_summary, served_warnings
-from noisefloor.cost_budget import check_priced, cost_budget
 from noisefloor.errors import BaselineMissing, UsageError
-from noisefloor.exit_policy import finished_report, unmeasured
-from noisefloor.indexing import index_run
-from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
-from noisefloor.operations.sequential_check import sequential_check
-from noisefloor.pool import against_pool, pooled_baseline
-from noisefloor.records import RunRecord
-from noisefloor.report.model import (
+from noisefloor.model.records import RunRecord
+from noisefloor.model.report import (
     CaseReport,
     Evidence,
     Report,
@@ -27,13 +20,26 @@ from noisefloor.report.model import (
     TargetChange,
     Work,
 )
-from noisefloor.sequential import Design
+from noisefloor.model.verdict import Verdict, case_frame, side
+from noisefloor.operations.cost_budget import check_priced, cost_budget
+from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
+from noisefloor.operations.sequential_check import sequential_check
+from noisefloor.pipeline.comparison import (
+    check_comparable,
+    compare_runs,
+    few,
+    run_summary,
+    served_warnings,
+)
+from noisefloor.pipeline.indexing import index_run
+from noisefloor.rules.exit_policy import finished_report, unmeasured
+from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
-from noisefloor.store import Store
-from noisefloor.suite import Suite
-from noisefloor.targets.factory import build_target
-from noisefloor.verdict import Verdict, case_frame, side
-from noisefloor.version_change import version_change
+from noisefloor.store.pool import against_pool, pooled_baseline
+from noisefloor.store.store import Store
+from noisefloor.suite.suite import Suite
+from noisefloor.suite.targets import build_target
+from noisefloor.targets.version_change import version_change
 
 __all__ = ["adoption_report", "check_suite", "shown_path"]
 

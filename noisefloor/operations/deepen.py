@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from noisefloor.errors import BaselineMissing, NoisefloorError, UsageError
-from noisefloor.indexing import index_run
+from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.operations.run import RunOptions, past_lost, run_session
 from noisefloor.operations.run import case_key as key_of
-from noisefloor.pool import held_repeats
-from noisefloor.records import CaseRecord, RunRecord
-from noisefloor.store import Store
-from noisefloor.suite import Suite
-from noisefloor.targets.factory import build_target
+from noisefloor.pipeline.indexing import index_run
+from noisefloor.store.pool import held_repeats
+from noisefloor.store.store import Store
+from noisefloor.suite.suite import Suite
+from noisefloor.suite.targets import build_target
 
 __all__ = ["Deepened", "deepen_baseline"]
 

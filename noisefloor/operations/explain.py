@@ -7,10 +7,10 @@ from __future__ import annotations
 import difflib
 
 from noisefloor.errors import StoreError, UsageError
-from noisefloor.explain import Explanation, explain_case
+from noisefloor.model.records import RunRecord
 from noisefloor.operations.resolve import baseline_of, resolve_run
-from noisefloor.records import RunRecord
-from noisefloor.store import ReadOnlyStore
+from noisefloor.pipeline.explain import Explanation, explain_case
+from noisefloor.store.store import ReadOnlyStore
 
 __all__ = ["explain"]
 

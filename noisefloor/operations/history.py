@@ -5,9 +5,9 @@ case or suite the ledger does not hold. Never calls a target.
 from __future__ import annotations
 
 from noisefloor.errors import NoisefloorError, UsageError
-from noisefloor.history import CaseHistory, case_history, suite_history
-from noisefloor.indexing import open_ledger
-from noisefloor.store import Store
+from noisefloor.pipeline.indexing import open_ledger
+from noisefloor.rules.history import CaseHistory, case_history, suite_history
+from noisefloor.store.store import Store
 
 __all__ = ["history_of_case", "history_of_suite"]
 

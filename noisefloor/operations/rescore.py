@@ -4,13 +4,13 @@ run. Never calls the target.
 
 from __future__ import annotations
 
-from noisefloor.comparison import require_samples
 from noisefloor.errors import StoreError, UsageError
-from noisefloor.indexing import index_run
 from noisefloor.operations.resolve import newest_sampled, resolve_run
 from noisefloor.operations.run import RunResult, bands_of, new_run_id, scorer_uses
-from noisefloor.store import ReadOnlyStore, Store, utc_now
-from noisefloor.suite import Suite
+from noisefloor.pipeline.comparison import require_samples
+from noisefloor.pipeline.indexing import index_run
+from noisefloor.store.store import ReadOnlyStore, Store, utc_now
+from noisefloor.suite.suite import Suite
 
 __all__ = ["rescore_run"]
 

@@ -4,14 +4,14 @@ comparisons of stored runs that resolve them: `diff` and the quarantine-lane `co
 
 from __future__ import annotations
 
-from noisefloor.comparison import compare_runs
 from noisefloor.errors import BaselineMissing, StoreError, UsageError
-from noisefloor.exit_policy import finished_report
+from noisefloor.model.records import RunRecord
+from noisefloor.model.report import Report
 from noisefloor.operations.sequential_check import rejudge
-from noisefloor.records import RunRecord
-from noisefloor.report.model import Report
+from noisefloor.pipeline.comparison import compare_runs
+from noisefloor.rules.exit_policy import finished_report
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.store import Store
+from noisefloor.store.store import Store
 
 __all__ = ["compare_labels", "diff_runs", "newest_sampled", "resolve_run"]
 

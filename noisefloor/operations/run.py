@@ -11,26 +11,33 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from noisefloor import __version__, banding
-from noisefloor.engine import EngineStats, band_tasks, read_rebuilt, run_current
+from noisefloor import __version__
 from noisefloor.errors import UsageError
-from noisefloor.exit_policy import measured_bands, unmeasured_cause
-from noisefloor.fingerprint import GIT_LABEL
-from noisefloor.indexing import SampleIndexer, index_run
+from noisefloor.executors.sampling import (
+    Pending,
+    Redactor,
+    WrittenListeners,
+    pending_samples,
+    take_samples,
+)
+from noisefloor.model.records import CaseBand, CaseRecord, RunRecord, ScorerUse
+from noisefloor.model.usage import UsageTally
 from noisefloor.operations.sample_facts import SampleFacts
-from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerUse
-from noisefloor.sampling import Pending, Redactor, WrittenListeners, pending_samples, take_samples
+from noisefloor.pipeline import banding
+from noisefloor.pipeline.engine import EngineStats, band_tasks, read_rebuilt, run_current
+from noisefloor.pipeline.indexing import SampleIndexer, index_run
+from noisefloor.rules.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.settings import RuleSettings
-from noisefloor.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
-from noisefloor.suite import Case, Suite
+from noisefloor.store.fingerprint import GIT_LABEL
+from noisefloor.store.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
+from noisefloor.suite.suite import Case, Suite
+from noisefloor.suite.targets import BuiltTarget, build_target
 from noisefloor.targets.base import RawSample
-from noisefloor.targets.factory import BuiltTarget, build_target
 from noisefloor.targets.kinds import kind_named
-from noisefloor.usage import UsageTally
 
 if TYPE_CHECKING:
-    from noisefloor.report.model import Report
-    from noisefloor.report.parts import Usage
+    from noisefloor.model.parts import Usage
+    from noisefloor.model.report import Report
 
 __all__ = [
     "RunOptions",

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from noisefloor import banding
-from noisefloor.records import CaseRecord
-from noisefloor.sampling import Pending
-from noisefloor.store import Store
+from noisefloor.executors.sampling import Pending
+from noisefloor.model.records import CaseRecord
+from noisefloor.pipeline import banding
+from noisefloor.store.store import Store
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.kinds import TargetKind, kind_named
 

@@ -12,13 +12,9 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from noisefloor import stats
-from noisefloor.comparison import comparison_parts, run_summary
-from noisefloor.cost_budget import CostBudget
 from noisefloor.errors import UsageError
-from noisefloor.operations.sequential_summary import shallow_warning, spent
-from noisefloor.pool import against_pool
-from noisefloor.records import CaseRecord, JudgedLook, RunRecord, SequentialRecord
-from noisefloor.report.model import (
+from noisefloor.model.records import CaseRecord, JudgedLook, RunRecord, SequentialRecord
+from noisefloor.model.report import (
     CaseReport,
     LookSummary,
     ReportSettings,
@@ -27,10 +23,14 @@ from noisefloor.report.model import (
     Sequential,
     Work,
 )
-from noisefloor.sequential import Design, Stop, doubt_order, doubt_p, settle, step
+from noisefloor.model.verdict import suite_summary
+from noisefloor.operations.cost_budget import CostBudget
+from noisefloor.operations.sequential_summary import shallow_warning, spent
+from noisefloor.pipeline.comparison import comparison_parts, run_summary
+from noisefloor.rules.sequential import Design, Stop, doubt_order, doubt_p, settle, step
 from noisefloor.settings import RuleSettings
-from noisefloor.store import Store
-from noisefloor.verdict import suite_summary
+from noisefloor.store.pool import against_pool
+from noisefloor.store.store import Store
 
 __all__ = ["Budget", "Sampler", "rejudge", "sequential_check"]
 

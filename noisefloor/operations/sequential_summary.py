@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 
 from noisefloor import stats
-from noisefloor.report.model import CaseReport, LookSummary, RuleSummary, SequentialSummary
-from noisefloor.sequential import Design, Stop
+from noisefloor.model.report import CaseReport, LookSummary, RuleSummary, SequentialSummary
+from noisefloor.rules.sequential import Design, Stop
 from noisefloor.settings import REFERENCE_CHANGE, RuleSettings
 
 __all__ = ["shallow_warning", "spent"]

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from noisefloor.errors import CorruptFile, StoreError
-from noisefloor.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
-from noisefloor.sqlite_db import unlink_db
-from noisefloor.store import Store, file_kind
-from noisefloor.store_files import not_a_file, remove_not_a_file
+from noisefloor.model.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
+from noisefloor.store.files import not_a_file, remove_not_a_file
+from noisefloor.store.sqlite import unlink_db
+from noisefloor.store.store import Store, file_kind
 
 __all__ = ["Problem", "Verified", "verify_store"]
 
@@ -133,15 +133,15 @@ class _Reader:
         return None
 
     def _sample(self, path: Path) -> None:
-        from noisefloor.banding import read_sample
+        from noisefloor.pipeline.banding import read_sample
 
         if path.stat().st_size == 0:
             raise StoreError("empty (a write the machine never flushed): it counts as missing")
         read_sample(path)
 
     def _derived(self, path: Path) -> None:
-        from noisefloor.engine import shard_cases, verdict_json
-        from noisefloor.report.model import ReportFile, VerdictFile
+        from noisefloor.model.report import ReportFile, VerdictFile
+        from noisefloor.pipeline.engine import shard_cases, verdict_json
 
         kind = path.relative_to(self.store.root).parts[0]
         if kind == "scores":
@@ -277,7 +277,7 @@ def _repair(store: Store, verified: Verified) -> None:
             problem.fix = _DONE.get(problem.kind, "repaired: deleted; written again when needed")
             rebuild_ledger |= problem.kind in ("sample", "ledger")
     if rebuild_ledger:
-        from noisefloor.indexing import open_ledger
+        from noisefloor.pipeline.indexing import open_ledger
 
         try:
             with open_ledger(store.root) as ledger:

@@ -1,6 +1,6 @@
 """Renderers of reports and runs: terminal, json, markdown, junit and html, one module each.
 
-A report is a `noisefloor.report.model.Report` (`noisefloor.comparison` and
+A report is a `noisefloor.model.report.Report` (`noisefloor.pipeline.comparison` and
 `noisefloor.operations.check` build it); every renderer prints the numbers behind a verdict.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from noisefloor.report.model import Report
-    from noisefloor.store import Store
+    from noisefloor.model.report import Report
+    from noisefloor.store.store import Store
 
 __all__ = ["ALL_FORMATS", "FORMATS", "render_report", "render_run"]
 

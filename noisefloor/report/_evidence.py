@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from noisefloor.report._usage import amount, usage_text
 
 if TYPE_CHECKING:
-    from noisefloor.records import FailingExample
-    from noisefloor.report.model import CaseReport, Evidence, Report, ScorerReport, Side
-    from noisefloor.verdict import Verdict
+    from noisefloor.model.records import FailingExample
+    from noisefloor.model.report import CaseReport, Evidence, Report, ScorerReport, Side
+    from noisefloor.model.verdict import Verdict
 
 __all__ = [
     "calls_text",
@@ -92,7 +92,7 @@ def evidence_line(e: Evidence) -> str:
 
 def counts_line(counts: dict[str, int]) -> str:
     """`2 unchanged, 1 regressed` worst first."""
-    from noisefloor.verdict import SEVERITY
+    from noisefloor.model.verdict import SEVERITY
 
     order = {v.value: i for i, v in enumerate(SEVERITY)}
     items = sorted(counts.items(), key=lambda kv: order.get(kv[0], 99))

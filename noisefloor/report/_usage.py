@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from noisefloor.report.model import Usage
+    from noisefloor.model.report import Usage
 
 __all__ = ["amount", "usage_text"]
 

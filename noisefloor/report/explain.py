@@ -1,12 +1,12 @@
 """`noisefloor explain` rendered: plain text for the terminal, and a markdown section for
-pull-request comments and job summaries, both read from one `noisefloor.explain.Explanation`."""
+pull-request comments and job summaries, both read from one `noisefloor.pipeline.explain.Explanation`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from noisefloor.explain import Explanation, Miss, Said, ScorerCounts, SideExplained
+from noisefloor.pipeline.explain import Explanation, Miss, Said, ScorerCounts, SideExplained
 
 __all__ = ["render", "render_markdown", "render_text", "repeat_ranges"]
 

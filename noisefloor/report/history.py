@@ -1,14 +1,14 @@
 """`noisefloor history CASE` as text: each run, newest first, with its pass rate and Wilson
 interval, then the case's flakiness line; in the terminal, as markdown or as JSON.
 
-The figures come from `noisefloor.history`; the suite's page over time is `report/history_html.py`.
+The figures come from `noisefloor.rules.history`; the suite's page over time is `report/history_html.py`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.history import CaseHistory, Flakiness, RunRate
+from noisefloor.rules.history import CaseHistory, Flakiness, RunRate
 
 __all__ = ["flakiness_line", "render", "short_key", "to_dict"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from noisefloor.history import CaseHistory, RunRate
 from noisefloor.report.history import flakiness_line, short_key
 from noisefloor.report.html import CASES_IN_DETAIL, escape_html, page
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, HistoryPoint, history_svg
+from noisefloor.rules.history import CaseHistory, RunRate
 
 __all__ = ["render", "summary_line"]
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from noisefloor.model.report import CaseReport, Report, Side, Usage
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -19,13 +20,12 @@ from noisefloor.report._evidence import (
     side_text,
 )
 from noisefloor.report._usage import usage_text
-from noisefloor.report.model import CaseReport, Report, Side, Usage
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
 
 if TYPE_CHECKING:
-    from noisefloor.records import CaseRecord, RunRecord, ScorerUse
+    from noisefloor.model.records import CaseRecord, RunRecord, ScorerUse
     from noisefloor.report.repeats import Repeat
-    from noisefloor.store import Store
+    from noisefloor.store.store import Store
 
 __all__ = ["CASES_IN_DETAIL", "escape_html", "page", "render", "render_run"]
 

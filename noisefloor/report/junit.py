@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from noisefloor.model.report import Report, Usage
 from noisefloor.report._evidence import evidence_line, quoted_examples, side_text
 from noisefloor.report._usage import amount
-from noisefloor.report.model import Report, Usage
 
 __all__ = ["render"]
 

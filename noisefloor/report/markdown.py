@@ -3,6 +3,7 @@ scorer with its numbers, worst cases first."""
 
 from __future__ import annotations
 
+from noisefloor.model.report import Report
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -12,7 +13,6 @@ from noisefloor.report._evidence import (
     sequential_line,
     side_text,
 )
-from noisefloor.report.model import Report
 
 __all__ = ["render"]
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from noisefloor.banding import read_sample
-from noisefloor.engine import compared_score_file
-from noisefloor.records import CaseRecord, RepeatScore, RepeatStatus, ScoreFile, ScorerUse
-from noisefloor.records import repeat_status as _repeat_status
-from noisefloor.store import Store
+from noisefloor.model.records import CaseRecord, RepeatScore, RepeatStatus, ScoreFile, ScorerUse
+from noisefloor.model.records import repeat_status as _repeat_status
+from noisefloor.pipeline.banding import read_sample
+from noisefloor.pipeline.engine import compared_score_file
+from noisefloor.store.store import Store
 from noisefloor.targets.base import Stream
 from noisefloor.targets.kinds import kind_named
 

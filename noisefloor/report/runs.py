@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from noisefloor.errors import StoreError
-from noisefloor.records import RunRecord
-from noisefloor.store import Store
+from noisefloor.model.records import RunRecord
+from noisefloor.store.store import Store
 
 __all__ = ["render_runs", "run_rows"]
 

@@ -4,9 +4,9 @@ and its scorers' errors with their tracebacks. Bytes that were not UTF-8 are fla
 
 from __future__ import annotations
 
-from noisefloor.banding import read_sample
-from noisefloor.records import CaseRecord, RepeatStatus, RunRecord, ScoreFile
-from noisefloor.store import Store
+from noisefloor.model.records import CaseRecord, RepeatStatus, RunRecord, ScoreFile
+from noisefloor.pipeline.banding import read_sample
+from noisefloor.store.store import Store
 from noisefloor.targets.kinds import kind_named
 
 __all__ = ["render_show"]
@@ -60,8 +60,8 @@ def _scorer_errors(
 ) -> dict[int, list[tuple[str, str, str | None]]]:
     """The scorer errors of a case's repeats, from the run's own score files (by the scorers as
     it recorded them, so no plugin is imported): label, detail and traceback by repeat."""
-    from noisefloor.engine import score_file
     from noisefloor.errors import StoreError
+    from noisefloor.pipeline.engine import score_file
 
     found: dict[int, list[tuple[str, str, str | None]]] = {}
     for use in case.scorers:

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from noisefloor.errors import NoisefloorError
-from noisefloor.report.model import Report
-from noisefloor.store import Store
+from noisefloor.model.report import Report
+from noisefloor.store.store import Store
 
 __all__ = ["append_step_summary"]
 
@@ -41,7 +41,7 @@ def _explained(report: Report, store: Store) -> list[str]:
     failing = [c.case_id for c in report.cases if c.verdict in _FAILING]
     if not failing or report.baseline is None or report.candidate is None:
         return []
-    from noisefloor.explain import explain_case
+    from noisefloor.pipeline.explain import explain_case
     from noisefloor.report.explain import render_markdown
 
     base, cand = store.find_run(report.baseline), store.find_run(report.candidate)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from noisefloor.model.parts import Side, Usage
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -17,10 +18,9 @@ from noisefloor.report._evidence import (
     side_text,
 )
 from noisefloor.report._usage import usage_text
-from noisefloor.report.parts import Side, Usage
 
 if TYPE_CHECKING:
-    from noisefloor.report.model import Report
+    from noisefloor.model.report import Report
 
 __all__ = ["render", "render_run"]
 

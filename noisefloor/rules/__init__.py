@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from noisefloor.records import CaseBand
-from noisefloor.report.model import CaseReport, ComparedCase, RuleSummary
+from noisefloor.model.records import CaseBand
+from noisefloor.model.report import CaseReport, ComparedCase, RuleSummary
 from noisefloor.settings import RuleName, RuleSettings
 
 __all__ = ["Rule", "get_rule"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.report.model import (
+from noisefloor.model.records import CaseBand, ScorerBand
+from noisefloor.model.report import (
     CaseReport,
     ComparedCase,
     ComparedScorer,
@@ -16,8 +16,8 @@ from noisefloor.report.model import (
     RuleSummary,
     Side,
 )
+from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["BandRule", "compare_scorer"]
 

@@ -10,8 +10,8 @@ import statistics as pystats
 from dataclasses import asdict, dataclass
 
 from noisefloor import stats
-from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.report.model import (
+from noisefloor.model.records import CaseBand, ScorerBand
+from noisefloor.model.report import (
     CaseReport,
     ComparedCase,
     ComparedScorer,
@@ -25,13 +25,13 @@ from noisefloor.report.model import (
     ValidCounts,
     ValuesEvidence,
 )
+from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
-from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["ADD_REPEATS", "ExactRule"]
 
 #: The advice an inconclusive verdict ends with; a sequential check at its cap replaces it with
-#: what would narrow the interval there (`noisefloor.sequential.settle`).
+#: what would narrow the interval there (`noisefloor.rules.sequential.settle`).
 ADD_REPEATS = "add repeats"
 #: Families of tests corrected together: discrete ones with Tarone, continuous ones with Holm.
 DISCRETE = ("errors", "regress", "improve")

@@ -6,8 +6,8 @@ A triage rule, not a significance test: flaky cases go to quarantine and never b
 from __future__ import annotations
 
 from noisefloor import stats
-from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.report.model import (
+from noisefloor.model.records import CaseBand, ScorerBand
+from noisefloor.model.report import (
     CaseReport,
     ComparedCase,
     ComparedScorer,
@@ -15,8 +15,8 @@ from noisefloor.report.model import (
     RuleSummary,
     Side,
 )
+from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 from noisefloor.settings import RuleName, RuleSettings
-from noisefloor.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
 
 __all__ = ["WilsonRule", "decide_scorer"]
 

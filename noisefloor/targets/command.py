@@ -18,9 +18,9 @@ from typing import IO, Any, Literal
 import orjson
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.store import utc_now as utc_now_iso
+from noisefloor.store.store import utc_now as utc_now_iso
 from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
-from noisefloor.templating import check_template, render_argv
+from noisefloor.targets.templating import check_template, render_argv
 
 __all__ = ["CommandTarget", "describe_status", "utc_now_iso"]
 

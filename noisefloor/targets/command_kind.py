@@ -15,13 +15,13 @@ import orjson
 from pydantic import BaseModel, Field
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.fingerprint import code_fingerprint, fingerprint_digest
-from noisefloor.records import TargetRecord
-from noisefloor.store import short_hash
+from noisefloor.model.records import TargetRecord
+from noisefloor.store.fingerprint import code_fingerprint, fingerprint_digest
+from noisefloor.store.store import short_hash
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
 
 if TYPE_CHECKING:
-    from noisefloor.suite import Suite
+    from noisefloor.suite.suite import Suite
 
 __all__ = ["KIND", "CommandFields", "CommandKind"]
 

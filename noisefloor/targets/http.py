@@ -42,7 +42,7 @@ from noisefloor.targets.http_retry import (
     RETRY_AFTER_MAX_S,
     backoff_delay,
 )
-from noisefloor.templating import check_value, render_value
+from noisefloor.targets.templating import check_value, render_value
 
 __all__ = ["HttpTarget"]
 

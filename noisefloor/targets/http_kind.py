@@ -18,15 +18,15 @@ import orjson
 from pydantic import BaseModel, Field
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.records import RunRecord, TargetRecord
-from noisefloor.store import short_hash
+from noisefloor.model.records import RunRecord, TargetRecord
+from noisefloor.model.usage import Price
+from noisefloor.store.store import short_hash
 from noisefloor.targets.base import exchange_hashes, output_sha
 from noisefloor.targets.endpoint_flags import EndpointFlags
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
-from noisefloor.usage import Price
 
 if TYPE_CHECKING:
-    from noisefloor.suite import Suite
+    from noisefloor.suite.suite import Suite
     from noisefloor.targets.base import RawSample
 
 __all__ = ["KIND", "EndpointFlags", "HttpFields", "HttpKind", "HttpSpec"]

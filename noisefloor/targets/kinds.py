@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from noisefloor.envvars import looks_secret
-from noisefloor.records import RunRecord, TargetRecord
+from noisefloor.model.records import RunRecord, TargetRecord
 
 if TYPE_CHECKING:
-    from noisefloor.suite import Suite
+    from noisefloor.model.usage import Price
+    from noisefloor.suite.suite import Suite
     from noisefloor.targets.base import RawSample, Target
     from noisefloor.targets.source import TargetSource
-    from noisefloor.usage import Price
 
 __all__ = [
     "BuiltTarget",
@@ -98,7 +98,7 @@ class TargetKind:
     #: Whether a run's record asks `check_run` about its samples; False: no sample is looked at.
     checks_runs: bool = False
     #: Whether its answers report token usage (an OpenAI `usage` object in the envelope), which
-    #: reports then sum (`noisefloor.usage`); False: reports show none.
+    #: reports then sum (`noisefloor.model.usage`); False: reports show none.
     reports_usage: bool = False
 
     def selected(self, spec: BaseModel) -> bool:

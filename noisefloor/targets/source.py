@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from noisefloor.errors import TargetConfigError
 
 if TYPE_CHECKING:
-    from noisefloor.suite import Suite
+    from noisefloor.suite.suite import Suite
     from noisefloor.targets.kinds import BuiltTarget
 
 __all__ = ["TargetSource"]
@@ -51,7 +51,7 @@ class TargetSource:
             TargetConfigError: This machine computes another version (other code, other
                 settings), or cannot build the target at all. `where` names this machine.
         """
-        from noisefloor.suite import Defaults, Suite
+        from noisefloor.suite.suite import Defaults, Suite
         from noisefloor.targets.kinds import kind_of, spec_model
 
         spec = spec_model().model_validate(self.target)

@@ -126,7 +126,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _check_flags(capsys: pytest.CaptureFixture[str]) -> set[str]:
     """The flags `noisefloor check --help` lists."""
-    from noisefloor.cli import main
+    from noisefloor.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["check", "--help"])

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from noisefloor.cli import build_parser
+from noisefloor.cli.main import build_parser
 
 
 def _walk(parser: argparse.ArgumentParser, path: str = "noisefloor"):
@@ -71,7 +71,7 @@ def test_root_works_before_and_after_the_command(cli, tmp_path):
 
 
 def test_scorers_and_schema_list_every_scorer(cli):
-    from noisefloor.scorers import REGISTRY
+    from noisefloor.scorers.registry import REGISTRY
 
     table = cli("scorers").out
     schema = cli("schema").out
@@ -86,7 +86,7 @@ def test_version(cli, capsys):
 
 
 def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
-    import noisefloor.cli as cli_module
+    import noisefloor.cli.main as cli_module
 
     def boom(args):
         raise RuntimeError("something broke inside")
@@ -142,7 +142,13 @@ def test_ab_says_in_its_help_what_it_does():
 
 #: Modules that `--version` and `--help` must not import: the commands and everything they pull
 #: in (settings' dataclasses, pydantic, the store), which start-up pays for when they do.
-_NOT_AT_START_UP = ("noisefloor.commands", "noisefloor.settings", "pydantic", "yaml", "dataclasses")
+_NOT_AT_START_UP = (
+    "noisefloor.cli.commands",
+    "noisefloor.settings",
+    "pydantic",
+    "yaml",
+    "dataclasses",
+)
 
 
 @pytest.mark.parametrize("flag", ["--version", "--help"])
@@ -152,14 +158,14 @@ def test_version_and_help_import_only_the_parser(flag):
     import sys
 
     probe = (
-        "import sys\nfrom noisefloor.cli import main\n"
+        "import sys\nfrom noisefloor.cli.main import main\n"
         f"try:\n    main([{flag!r}])\nexcept SystemExit:\n    pass\n"
         "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     loaded = set(proc.stderr.split())
-    assert "noisefloor.cli" in loaded
+    assert "noisefloor.cli.main" in loaded
     assert sorted(loaded.intersection(_NOT_AT_START_UP)) == []
     assert proc.stdout.startswith("noisefloor 0.1.0" if flag == "--version" else "usage:")
 
@@ -176,7 +182,7 @@ def test_version_and_help_import_only_the_parser(flag):
 )
 def test_a_commands_help_is_the_whole_parsers(capsys, argv, path):
     """Parsing builds only the command given; its help is the same as the whole parser's."""
-    from noisefloor.cli import main
+    from noisefloor.cli.main import main
 
     whole = dict(_walk(build_parser()))[path].format_help()
     with pytest.raises(SystemExit):

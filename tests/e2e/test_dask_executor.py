@@ -25,11 +25,11 @@ from distributed import Client
 
 from noisefloor.errors import TargetConfigError, UsageError
 from noisefloor.executors import dask_client
+from noisefloor.executors.sampling import pending_samples, take_samples
 from noisefloor.operations.run import case_records
-from noisefloor.sampling import pending_samples, take_samples
-from noisefloor.store import Store
-from noisefloor.suite import load_suite
-from noisefloor.targets.factory import build_target
+from noisefloor.store.store import Store
+from noisefloor.suite.suite import load_suite
+from noisefloor.suite.targets import build_target
 from noisefloor.targets.function import FunctionTarget
 from tests.conftest import answer_case, fake_suite
 from tests.git_repo import commit_all, isolate_git
@@ -322,7 +322,7 @@ def test_the_local_executor_imports_nothing_of_dask(project: Path, tmp_path: Pat
     suite = fake_suite(project, [answer_case("c0")], repeats=2)
     code = (
         "import sys\n"
-        "from noisefloor.cli import main\n"
+        "from noisefloor.cli.main import main\n"
         f"assert main(['run', {str(suite)!r}, '--executor', 'local']) == 0\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"
         "print(loaded)\n"

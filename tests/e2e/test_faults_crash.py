@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from noisefloor.errors import StoreError
-from noisefloor.ledger import Ledger
-from noisefloor.store import Store
+from noisefloor.ledger.ledger import Ledger
+from noisefloor.store.store import Store
 from tests.conftest import answer_case, fake_suite
 from tests.faults import concurrency, crashes, diskfull
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from noisefloor.ledger import Ledger, ledger_path
+from noisefloor.ledger.ledger import Ledger, ledger_path
 from tests.fault_server import FaultServer
 from tests.faults import has_traceback, hostile
 

@@ -567,7 +567,7 @@ def test_a_broken_case_shows_what_the_target_said_on_stderr(cli, project):
 
 
 _DODO = """
-from noisefloor.pipeline import suite_tasks
+from noisefloor.pipeline.tasks import suite_tasks
 
 DOIT_CONFIG = {"backend": "sqlite3", "dep_file": "doit.sqlite", "verbosity": 0}
 

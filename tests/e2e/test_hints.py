@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 import noisefloor
-from noisefloor.cli_parser import build_parser
+from noisefloor.cli.parser import build_parser
 from tests.conftest import FAKE, answer_case, fake_suite
 from tests.e2e.test_exit_paths import run_process
 

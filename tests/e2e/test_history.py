@@ -18,7 +18,7 @@ import orjson
 import pytest
 from scipy.stats import binomtest
 
-from noisefloor.cli import main
+from noisefloor.cli.main import main
 from tests.browser import needs_chromium, open_page
 from tests.conftest import FAKE, answer_case, fake_suite
 

@@ -20,9 +20,9 @@ import orjson
 import pytest
 import yaml
 
-from noisefloor import banding
-from noisefloor.ledger import Ledger, ledger_path
+from noisefloor.ledger.ledger import Ledger, ledger_path
 from noisefloor.operations.sample_facts import SampleFacts
+from noisefloor.pipeline import banding
 from noisefloor.report import FORMATS
 from tests.llm_server import LlmServer
 from tests.proxy_server import ProxyServer

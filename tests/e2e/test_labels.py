@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor.ledger import ledger_path
+from noisefloor.ledger.ledger import ledger_path
 from tests.e2e.test_http_gate import (
     CAPITAL_GRADER,
     CAPITAL_WORD,

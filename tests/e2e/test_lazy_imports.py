@@ -16,7 +16,7 @@ _NOT_FOR_A_COMMAND_RUN = (
     "noisefloor.targets.http_kind",
     "noisefloor.targets.http",
     "noisefloor.targets.function",
-    "noisefloor.report.model",
+    "noisefloor.model.report",
     "httpcore",
     "certifi",
     # a command's samples are taken from threads, without an event loop
@@ -24,7 +24,7 @@ _NOT_FOR_A_COMMAND_RUN = (
     "ssl",
     # a suite without plugins and with built-in scorers alone reads no entry point (pydantic's
     # first model imports importlib.metadata itself: the plugin loader is what must stay out)
-    "noisefloor.plugins",
+    "noisefloor.scorers.plugins",
 )
 
 
@@ -49,7 +49,7 @@ def _one_case_suite(directory: Path) -> Path:
 def test_a_command_suite_runs_without_the_http_stack_or_the_report_model(tmp_path: Path) -> None:
     suite = _one_case_suite(tmp_path)
     probe = (
-        "import sys\nfrom noisefloor.cli import main\n"
+        "import sys\nfrom noisefloor.cli.main import main\n"
         f"code = main(['--root', {str(tmp_path / 'store')!r}, 'run', {str(suite)!r}])\n"
         f"print(code, sorted(m for m in {_NOT_FOR_A_COMMAND_RUN!r} if m in sys.modules))"
     )
@@ -98,7 +98,7 @@ def test_a_cached_run_builds_only_the_models_it_reads_and_writes(tmp_path: Path)
     )
     assert cold.returncode == 0, cold.stderr
     probe = (
-        "from noisefloor.cli import main\n" + _BUILT + f"code = main({args!r})\n"
+        "from noisefloor.cli.main import main\n" + _BUILT + f"code = main({args!r})\n"
         "print('built:', code, built())"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from noisefloor.cli import main
+from noisefloor.cli.main import main
 from tests.capture_checks import committed_files, gitignore_problems, leaks
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "local-llm"

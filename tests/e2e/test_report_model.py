@@ -11,8 +11,8 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
+from noisefloor.model.report import REPORT_VERSION, Report
 from noisefloor.report import FORMATS, render_report
-from noisefloor.report.model import REPORT_VERSION, Report
 from tests.conftest import FAKE, answer_case, fake_suite
 
 CAPTURE = Path(__file__).resolve().parents[2] / "examples" / "local-llm" / "capture"

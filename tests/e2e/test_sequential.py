@@ -19,7 +19,7 @@ import orjson
 import pytest
 import yaml
 
-from noisefloor.cli import main
+from noisefloor.cli.main import main
 from tests.conftest import FAKE, answer_case, fake_suite, isolated_environment
 
 CASES = [answer_case("alpha"), answer_case("beta")]

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.records import RunRecord, TargetRecord
+from noisefloor.model.records import RunRecord, TargetRecord
 from noisefloor.targets import kinds
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.function import FunctionTarget

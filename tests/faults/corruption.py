@@ -115,7 +115,7 @@ class Outcome:
 def run_cli(*args: str | Path, root: Path) -> Outcome:
     """The real CLI, in-process (a trial runs several commands: a process each would cost most of
     the budget); a crash that escapes `main` is turned into a traceback in the output."""
-    from noisefloor.cli import main
+    from noisefloor.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

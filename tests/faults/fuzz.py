@@ -208,7 +208,7 @@ def check_suite_file(data: bytes, workdir: Path) -> str | None:
     """Load a generated suite file; None when it loads or is refused with its file named,
     else what went wrong."""
     from noisefloor.errors import NoisefloorError
-    from noisefloor.suite import load_suite
+    from noisefloor.suite.suite import load_suite
 
     path = workdir / "suite.yaml"
     path.write_bytes(data)
@@ -235,7 +235,7 @@ def _a_mapping(data: bytes) -> bool:
 
 def _through_cli(args: list[str], workdir: Path) -> str | None:
     """The real command line, in-process: exit 0 or 3, never an internal error."""
-    from noisefloor.cli import main
+    from noisefloor.cli.main import main
 
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
@@ -251,7 +251,7 @@ def _through_cli(args: list[str], workdir: Path) -> str | None:
 def check_cases_file(data: bytes, workdir: Path) -> str | None:
     """Load a generated JSONL cases file as `--cases` does; a refusal must name file:line."""
     from noisefloor.errors import NoisefloorError
-    from noisefloor.suite import cases_suite
+    from noisefloor.suite.suite import cases_suite
     from noisefloor.targets.http_kind import EndpointFlags
 
     path = workdir / "cases.jsonl"
@@ -271,7 +271,7 @@ def check_cases_file(data: bytes, workdir: Path) -> str | None:
 def check_output(text: str) -> str | None:
     """Parse an output as the command target does and put it through every scorer; each must
     give a result (a failed repeat says why), never raise."""
-    from noisefloor.scorers import REGISTRY, ScoreInput
+    from noisefloor.scorers.registry import REGISTRY, ScoreInput
 
     for name, params in SCORERS:
         scorer = REGISTRY.build(name, params)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from noisefloor.executors.sampling import Redactor
+from noisefloor.model.records import CaseRecord, TargetRecord
 from noisefloor.operations.ab import Arm, sample_arms
-from noisefloor.records import CaseRecord, TargetRecord
-from noisefloor.sampling import Redactor
-from noisefloor.store import Store
-from noisefloor.targets.factory import BuiltTarget
+from noisefloor.store.store import Store
+from noisefloor.suite.targets import BuiltTarget
 from noisefloor.targets.function import FunctionTarget
 
 

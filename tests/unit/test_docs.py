@@ -25,7 +25,7 @@ def test_reference_page_is_current(page: Path, render: object) -> None:
 
 
 def test_every_command_has_a_section() -> None:
-    from noisefloor.cli_parser import build_parser
+    from noisefloor.cli.parser import build_parser
 
     page = references.CLI_PAGE.read_text(encoding="utf-8")
     parser = build_parser()

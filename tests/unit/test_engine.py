@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from noisefloor.banding import build_scorer
-from noisefloor.engine import band_tasks, score_file
-from noisefloor.records import CaseRecord, ScorerUse
-from noisefloor.store import Store
+from noisefloor.model.records import CaseRecord, ScorerUse
+from noisefloor.pipeline.banding import build_scorer
+from noisefloor.pipeline.engine import band_tasks, score_file
+from noisefloor.store.store import Store
 
 SUITE = "naming"
 

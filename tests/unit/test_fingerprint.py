@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.fingerprint import GIT_LABEL, code_fingerprint, fingerprint_digest, tracked_files
+from noisefloor.store.fingerprint import (
+    GIT_LABEL,
+    code_fingerprint,
+    fingerprint_digest,
+    tracked_files,
+)
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from noisefloor.errors import UsageError
-from noisefloor.history import case_history, suite_history
+from noisefloor.rules.history import case_history, suite_history
 
 
 def _ci(k: int, n: int) -> tuple[float, float]:

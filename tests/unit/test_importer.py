@@ -9,12 +9,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from noisefloor.importer import import_store, raw_sample
-from noisefloor.importer import target_record as imported_target
-from noisefloor.public_store import PublicInvocation, PublicRunFile
-from noisefloor.store import Store
-from noisefloor.suite import load_suite
-from noisefloor.targets.factory import build_target
+from noisefloor.operations.importer import import_store, raw_sample
+from noisefloor.operations.importer import target_record as imported_target
+from noisefloor.store.public import PublicInvocation, PublicRunFile
+from noisefloor.store.store import Store
+from noisefloor.suite.suite import load_suite
+from noisefloor.suite.targets import build_target
 from tests.public_store import (
     BASE_TIME,
     CAND_TIME,

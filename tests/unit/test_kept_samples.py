@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from noisefloor import banding
 from noisefloor.errors import CorruptFile
-from noisefloor.store import Store
+from noisefloor.pipeline import banding
+from noisefloor.store.store import Store
 from noisefloor.targets.base import RawSample
 
 
@@ -113,7 +113,7 @@ def test_a_run_scores_the_samples_it_took_without_reading_them(
     tmp_path: Path, opened: list[str]
 ) -> None:
     from noisefloor.operations.run import RunOptions, run_suite
-    from noisefloor.suite import load_suite
+    from noisefloor.suite.suite import load_suite
 
     suite = tmp_path / "suite.yaml"
     suite.write_text(

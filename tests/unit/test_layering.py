@@ -25,14 +25,14 @@ def _imports(module: str) -> set[str]:
 @pytest.mark.parametrize(
     ("module", "forbidden"),
     [
-        ("ledger.py", "noisefloor.engine"),
-        ("sampling.py", "noisefloor.ledger"),
-        ("sqlite_db.py", "noisefloor.ledger"),
-        ("ledger_rows.py", "noisefloor.engine"),
-        ("ledger_rows.py", "noisefloor.sqlite_db"),
-        ("public_store.py", "noisefloor.store"),
-        ("store_files.py", "noisefloor.records"),
-        ("suite_source.py", "noisefloor.scorers"),
+        ("ledger.py", "noisefloor.pipeline.engine"),
+        ("sampling.py", "noisefloor.ledger.ledger"),
+        ("sqlite_db.py", "noisefloor.ledger.ledger"),
+        ("ledger_rows.py", "noisefloor.pipeline.engine"),
+        ("ledger_rows.py", "noisefloor.store.sqlite"),
+        ("public_store.py", "noisefloor.store.store"),
+        ("store_files.py", "noisefloor.model.records"),
+        ("suite_source.py", "noisefloor.scorers.registry"),
     ],
 )
 def test_a_module_does_not_import_what_it_must_not_know(module: str, forbidden: str) -> None:

@@ -14,11 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor import sqlite_db
-from noisefloor.engine import score_file
 from noisefloor.errors import StoreError
-from noisefloor.ledger import SCHEMA_VERSION, Ledger, ledger_path
-from noisefloor.records import (
+from noisefloor.ledger.ledger import SCHEMA_VERSION, Ledger, ledger_path
+from noisefloor.model.records import (
     CaseRecord,
     RepeatScore,
     RepeatStatus,
@@ -27,7 +25,9 @@ from noisefloor.records import (
     ScorerUse,
     TargetRecord,
 )
-from noisefloor.store import Store
+from noisefloor.pipeline.engine import score_file
+from noisefloor.store import sqlite as sqlite_db
+from noisefloor.store.store import Store
 from noisefloor.targets.base import Outcome, RawSample, Stream
 
 SUITE = "demo"
@@ -550,8 +550,8 @@ def test_a_lock_that_escapes_the_busy_timeout_is_retried(
 
 
 def test_statuses_from_score_files_the_engine_wrote(tmp_path: Path) -> None:
-    from noisefloor.engine import band_tasks, run_tasks
-    from noisefloor.scorers import REGISTRY
+    from noisefloor.pipeline.engine import band_tasks, run_tasks
+    from noisefloor.scorers.registry import REGISTRY
 
     fx = Fixture(tmp_path / "store")
     case = fx.case(

@@ -1,4 +1,4 @@
-"""Tests for noisefloor.plan: every printed figure is recomputed by brute force with scipy.
+"""Tests for noisefloor.operations.plan: every printed figure is recomputed by brute force with scipy.
 
 Detectable drops by one Fisher test per candidate count, Fisher power by summing the binomial
 outcomes of both arms, the t test's power by simulation; N and M from the flags or the suite.
@@ -15,8 +15,8 @@ import pytest
 import yaml
 from scipy import stats as sps
 
-from noisefloor.plan import CHANGES, SHIFTS, plan_inputs, plan_text
-from noisefloor.store import ReadOnlyStore
+from noisefloor.operations.plan import CHANGES, SHIFTS, plan_inputs, plan_text
+from noisefloor.store.store import ReadOnlyStore
 
 #: The gate's own slack when a p-value meets a threshold (`stats.P_RTOL`), plus rounding.
 SLACK = 1 + 1e-9

@@ -3,7 +3,7 @@ design's `runs` relation record it."""
 
 from __future__ import annotations
 
-from noisefloor.records import RepeatScore, RepeatStatus, repeat_status
+from noisefloor.model.records import RepeatScore, RepeatStatus, repeat_status
 
 
 def _score(status: RepeatStatus, detail: str = "") -> RepeatScore:

@@ -14,15 +14,15 @@ import pytest
 
 from noisefloor import stats
 from noisefloor.errors import ExitCode
-from noisefloor.exit_policy import exit_code_for
-from noisefloor.records import CaseBand, ScorerBand
-from noisefloor.report.model import ComparedCase
+from noisefloor.model.records import CaseBand, ScorerBand
+from noisefloor.model.report import ComparedCase
+from noisefloor.model.verdict import Verdict, case_frame
 from noisefloor.rules import get_rule
 from noisefloor.rules.band import BandRule, compare_scorer
 from noisefloor.rules.exact import ExactRule
+from noisefloor.rules.exit_policy import exit_code_for
 from noisefloor.rules.wilson import WilsonRule, decide_scorer
 from noisefloor.settings import RuleName, RuleSettings, ScorerGate
-from noisefloor.verdict import Verdict, case_frame
 
 R, IMP, U = Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED
 
@@ -843,7 +843,7 @@ def test_exit_code_harness_fault_wins() -> None:
 
 def test_exact_splits_alpha_between_the_families_that_can_fail() -> None:
     """Pass rates and continuous values are corrected apart; together they must stay at alpha."""
-    from noisefloor.report.model import PendingTest
+    from noisefloor.model.report import PendingTest
     from noisefloor.rules.exact import _family_alphas
 
     binary = PendingTest(family="regress", scorer="0:a", p=0.5, pmin=0.004)
@@ -857,7 +857,7 @@ def test_exact_splits_alpha_between_the_families_that_can_fail() -> None:
 
 
 def test_scorer_pairs_walk_both_sides_in_suite_order() -> None:
-    from noisefloor.verdict import scorer_pairs, unjudged
+    from noisefloor.model.verdict import scorer_pairs, unjudged
 
     first, second = scorer_band(3, 5, label="0:contains"), scorer_band(2, 5, label="1:regex")
     late = scorer_band(1, 5, label="10:latency")

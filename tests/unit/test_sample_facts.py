@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from noisefloor import banding
 from noisefloor.errors import TargetConfigError
+from noisefloor.executors.sampling import Pending, WrittenListeners
+from noisefloor.model.records import CaseRecord
 from noisefloor.operations.sample_facts import SampleFacts
-from noisefloor.records import CaseRecord
-from noisefloor.sampling import Pending, WrittenListeners
-from noisefloor.store import Store
+from noisefloor.pipeline import banding
+from noisefloor.store.store import Store
 from noisefloor.targets.kinds import kind_named
 
 SUITE = "facts"

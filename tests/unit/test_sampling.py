@@ -16,15 +16,15 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor.records import CaseRecord
-from noisefloor.sampling import (
+from noisefloor.executors.sampling import (
     ArmPending,
     Redactor,
     pending_samples,
     take_interleaved,
     take_samples,
 )
-from noisefloor.store import Store
+from noisefloor.model.records import CaseRecord
+from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget
 from noisefloor.targets.command import CommandTarget
 from noisefloor.targets.function import FunctionTarget
@@ -256,8 +256,8 @@ def test_an_on_written_that_batches_is_flushed_in_batches_and_at_the_end(tmp_pat
 
 
 def test_a_sample_indexer_has_indexed_every_sample_once_closed(tmp_path: Path) -> None:
-    from noisefloor.indexing import SampleIndexer
-    from noisefloor.ledger import Ledger, ledger_path
+    from noisefloor.ledger.ledger import Ledger, ledger_path
+    from noisefloor.pipeline.indexing import SampleIndexer
 
     store = Store(tmp_path)
     pending = pending_samples(store, _cases(store, 4, 2))

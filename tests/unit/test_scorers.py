@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from noisefloor.scorers import (
+from noisefloor.scorers.registry import (
     REGISTRY,
     Registry,
     ScoreInput,
@@ -853,14 +853,14 @@ def test_json_schema_validates_suite_entries(entry: Any, valid: bool) -> None:
 
 def test_builtins_live_apart_from_the_registry() -> None:
     modules = {REGISTRY.get(name).fn.__module__ for name in REGISTRY.names()}
-    assert modules == {"noisefloor.builtin_scorers"}
+    assert modules == {"noisefloor.scorers.builtin"}
 
 
-@pytest.mark.parametrize("first", ["noisefloor.scorers", "noisefloor.builtin_scorers"])
+@pytest.mark.parametrize("first", ["noisefloor.scorers.registry", "noisefloor.scorers.builtin"])
 def test_either_module_imported_first_registers_every_builtin(first: str) -> None:
     import subprocess
     import sys
 
-    code = f"import {first}\nfrom noisefloor.scorers import REGISTRY\nprint(len(REGISTRY.names()))"
+    code = f"import {first}\nfrom noisefloor.scorers.registry import REGISTRY\nprint(len(REGISTRY.names()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(len(REGISTRY.names()))

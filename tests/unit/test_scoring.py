@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from noisefloor.banding import band_case, one_line, read_sample, score_case
-from noisefloor.records import RepeatScore, RepeatStatus, ScoreFile, ScorerUse
-from noisefloor.scorers import REGISTRY, NoParams, Registry, ScoreInput, ScoreResult
-from noisefloor.store import Store, dumps
+from noisefloor.model.records import RepeatScore, RepeatStatus, ScoreFile, ScorerUse
+from noisefloor.pipeline.banding import band_case, one_line, read_sample, score_case
+from noisefloor.scorers.registry import REGISTRY, NoParams, Registry, ScoreInput, ScoreResult
+from noisefloor.store.store import Store, dumps
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 
 

@@ -15,14 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noisefloor.errors import UsageError
-from noisefloor.pool import against_pool, held_repeats, parse_age, pooled_baseline
-from noisefloor.records import CaseBand, CaseRecord, RunRecord, ScorerBand, TargetRecord
-from noisefloor.report.model import CaseReport
+from noisefloor.model.records import CaseBand, CaseRecord, RunRecord, ScorerBand, TargetRecord
+from noisefloor.model.report import CaseReport
 from noisefloor.rules import get_rule
-from noisefloor.sequential import Design, Stop, doubt_order, doubt_p, settle, step
+from noisefloor.rules.sequential import Design, Stop, doubt_order, doubt_p, settle, step
 from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.stats import Looks, look_outcome, newcombe, spending
-from noisefloor.store import Store
+from noisefloor.store.pool import against_pool, held_repeats, parse_age, pooled_baseline
+from noisefloor.store.store import Store
 
 
 def band(k: int, n: int, values: list[float] | None = None) -> CaseBand:
@@ -293,7 +293,7 @@ def test_a_candidate_of_the_baselines_own_version_rests_on_the_pool(tmp_path: Pa
 
 @pytest.mark.parametrize(("value", "n"), [(3.3333333, 5), (0.1, 3), (0.30000000000000004, 7)])
 def test_equal_values_have_no_spread_whatever_the_mean_rounds_to(value: float, n: int) -> None:
-    from noisefloor.verdict import side
+    from noisefloor.model.verdict import side
 
     shown = side(band(n, n, [value] * n).scorers[0])
     assert shown["sd"] == 0.0

@@ -437,9 +437,9 @@ def test_paired_mean_ci_within_bounds_is_scipys_interval_clipped(
 
 
 def test_suite_interval_of_few_cases_stays_within_a_pass_rate_change() -> None:
-    from noisefloor.report.model import CaseReport, ScorerReport, Side
+    from noisefloor.model.report import CaseReport, ScorerReport, Side
+    from noisefloor.model.verdict import Verdict, suite_summary
     from noisefloor.settings import RuleSettings
-    from noisefloor.verdict import Verdict, suite_summary
 
     def case(base: float, cand: float) -> CaseReport:
         sides = ScorerReport.model_construct(baseline=Side(rate=base), candidate=Side(rate=cand))

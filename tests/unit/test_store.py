@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from noisefloor.errors import ExitCode, StoreError
-from noisefloor.records import BaselinePointer, CaseRecord, RunRecord, TargetRecord
-from noisefloor.store import SAFE_NAME, ReadOnlyStore, Store, dumps, has_sample
+from noisefloor.model.records import BaselinePointer, CaseRecord, RunRecord, TargetRecord
+from noisefloor.store.store import SAFE_NAME, ReadOnlyStore, Store, dumps, has_sample
 
 
 def run_record(suite: str, run_id: str, label: str | None = None) -> RunRecord:
@@ -643,8 +643,8 @@ def test_a_case_names_one_sample_file_per_repeat() -> None:
 def test_store_suite_and_importer_agree_on_safe_names(name: str, safe: bool) -> None:
     from pydantic import TypeAdapter, ValidationError
 
-    from noisefloor.public_store import PublicCase
-    from noisefloor.suite import Slug
+    from noisefloor.store.public import PublicCase
+    from noisefloor.suite.suite import Slug
 
     def accepts(check: Any) -> bool:
         try:

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noisefloor.errors import ExitCode, SuiteError, UsageError
-from noisefloor.scorers import REGISTRY
-from noisefloor.suite import cases_suite, load_suite, suite_json_schema
+from noisefloor.scorers.registry import REGISTRY
+from noisefloor.suite.suite import cases_suite, load_suite, suite_json_schema
 from noisefloor.targets.http_kind import EndpointFlags
 
 # Line numbers below refer to this text: 1 name, 2 target, 3 command, 4 cases, 5 id, 6 input,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.templating import (
+from noisefloor.targets.templating import (
     PLACEHOLDERS,
     check_template,
     check_value,

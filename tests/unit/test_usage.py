@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from noisefloor.cli_options import money
-from noisefloor.cost_budget import CostBudget, check_priced
+from noisefloor.cli.options import money
 from noisefloor.errors import SuiteError, UsageError
-from noisefloor.records import CaseRecord
+from noisefloor.executors.sampling import Pending
+from noisefloor.model.records import CaseRecord
+from noisefloor.model.usage import Price, Tokens, UsageTally, envelope_tokens
+from noisefloor.operations.cost_budget import CostBudget, check_priced
 from noisefloor.report._usage import amount, usage_text
-from noisefloor.sampling import Pending
-from noisefloor.scorers import REGISTRY, ScoreInput
-from noisefloor.suite import load_suite, suite_json_schema
-from noisefloor.targets.factory import build_target
-from noisefloor.usage import Price, Tokens, UsageTally, envelope_tokens
+from noisefloor.scorers.registry import REGISTRY, ScoreInput
+from noisefloor.suite.suite import load_suite, suite_json_schema
+from noisefloor.suite.targets import build_target
 
 SUITE = """\
 name: priced

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from noisefloor.banding import build_scorer
 from noisefloor.errors import SuiteError
-from noisefloor.plugins import load_plugins
-from noisefloor.records import ScorerUse
-from noisefloor.scorer_calls import ScorerTimeout
-from noisefloor.scorers import REGISTRY, Params, Registry, ScoreInput, ScoreResult
+from noisefloor.model.records import ScorerUse
+from noisefloor.pipeline.banding import build_scorer
+from noisefloor.scorers.calls import ScorerTimeout
+from noisefloor.scorers.plugins import load_plugins
+from noisefloor.scorers.registry import REGISTRY, Params, Registry, ScoreInput, ScoreResult
 
 
 def test_a_bool_is_a_binary_result_and_a_number_a_continuous_one() -> None:

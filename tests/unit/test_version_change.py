@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from noisefloor.fingerprint import GIT_LABEL
-from noisefloor.records import TargetRecord
-from noisefloor.version_change import version_change
+from noisefloor.model.records import TargetRecord
+from noisefloor.store.fingerprint import GIT_LABEL
+from noisefloor.targets.version_change import version_change
 
 SPEC = {"command": ["python", "agent.py"], "cwd": "."}
 

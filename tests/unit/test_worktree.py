@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
-from noisefloor.worktree import WORKTREES, checked_out
+from noisefloor.operations.worktree import WORKTREES, checked_out
 from tests.git_repo import commit_all, isolate_git, worktrees
 
 
@@ -64,7 +64,7 @@ def test_an_interrupted_block_still_removes_the_checkout(
 _KILLED = """
 import os, signal, sys
 from pathlib import Path
-from noisefloor.worktree import checked_out
+from noisefloor.operations.worktree import checked_out
 with checked_out(Path(sys.argv[1]), "HEAD", Path(sys.argv[2])) as tree:
     print(tree.path, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)

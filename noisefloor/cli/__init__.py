@@ -1,0 +1,1 @@
+"""The command line: the parser of every command, its handlers, and the entry point."""

@@ -1,0 +1,224 @@
+"""From bands to verdicts: the vocabulary, the settings and the case-level frame.
+
+Rules (`noisefloor.rules`) judge scorers; this module owns what every rule shares.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import statistics as pystats
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from noisefloor.model.records import CaseBand, ScorerBand
+from noisefloor.settings import RuleSettings
+
+if TYPE_CHECKING:
+    from noisefloor.model.report import CaseReport, SuiteSummary
+
+__all__ = [
+    "Verdict",
+    "case_frame",
+    "label_order",
+    "quarantine_lane",
+    "scorer_pairs",
+    "side",
+    "sort_cases",
+    "suite_summary",
+    "unjudged",
+    "worst",
+]
+
+
+class Verdict(enum.StrEnum):
+    """Per-case and per-scorer verdicts; the values are the contract words."""
+
+    BROKEN = "broken"
+    REGRESSED = "regressed"
+    INVALID = "invalid"
+    INCONCLUSIVE = "inconclusive"
+    QUARANTINE = "quarantine"
+    REDEFINED = "redefined"
+    UNMEASURED = "unmeasured"
+    REMOVED = "removed"
+    ADDED = "added"
+    FIXED = "fixed"
+    IMPROVED = "improved"
+    UNCHANGED = "unchanged"
+
+
+#: Worst first: the order of reports, and which scorer verdict a case takes.
+SEVERITY = list(Verdict)
+
+
+def label_order(label: str) -> tuple[int, str]:
+    """Scorer labels (`<index>:<type>`) in the order the suite lists them."""
+    index, _, name = label.partition(":")
+    return (int(index) if index.isdigit() else 1 << 30, name)
+
+
+def scorer_pairs(
+    base: CaseBand | None, cand: CaseBand | None
+) -> list[tuple[str, ScorerBand | None, ScorerBand | None]]:
+    """Every scorer label of either side in suite order, with its band on each side (None: absent)."""
+    base_scorers = {s.label: s for s in base.scorers} if base else {}
+    cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
+    labels = sorted(set(base_scorers) | set(cand_scorers), key=label_order)
+    return [(label, base_scorers.get(label), cand_scorers.get(label)) for label in labels]
+
+
+def unjudged(frame: dict[str, Any] | None) -> str:
+    """Why a scorer is not judged: the case-level frame decided, or it is on one side only."""
+    return "only on one side" if frame is None else "see the case verdict"
+
+
+def worst(verdicts: Sequence[Verdict]) -> Verdict:
+    """The most severe verdict of a list (unchanged for an empty list)."""
+    return min(verdicts, key=SEVERITY.index) if verdicts else Verdict.UNCHANGED
+
+
+def sort_cases(cases: list[CaseReport]) -> list[CaseReport]:
+    """Worst first, then by case id."""
+    return sorted(cases, key=lambda c: (SEVERITY.index(c.verdict), c.case_id))
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def side(band: ScorerBand | None) -> dict[str, Any]:
+    """The numbers of one scorer on one side, as reports show them."""
+    if band is None:
+        return {}
+    out: dict[str, Any] = {
+        "k": band.k,
+        "n": band.n,
+        "rate": _round(band.k / band.n) if band.n else None,
+        "target_errors": band.target_errors,
+        "infra_errors": band.infra_errors,
+        "scorer_errors": band.scorer_errors,
+        "reliable": band.reliable,
+    }
+    if band.details:
+        out["details"] = band.details
+    if band.scorer_error is not None:
+        out["scorer_error"] = band.scorer_error
+    if band.example is not None:
+        out["example"] = band.example.model_dump(mode="json")
+    if band.unmatched is not None:
+        out["unmatched"] = band.unmatched
+    if band.kind == "continuous":
+        values = band.values
+        out["values"] = [_round(v) for v in values]
+        if values:
+            mean = math.fsum(values) / len(values)
+            # floats, not statistics.stdev: its exact fractions cost milliseconds per call
+            # equal values have no spread, whatever rounding the mean picked up
+            var = (
+                math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+                if len(values) > 1 and min(values) != max(values)
+                else 0.0
+            )
+            out["mean"] = _round(mean)
+            out["median"] = _round(pystats.median(values))
+            out["min"] = _round(min(values))
+            out["max"] = _round(max(values))
+            out["sd"] = _round(math.sqrt(var))
+    return out
+
+
+def _outcomes(band: CaseBand) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in sorted(band.outcomes.items()))
+
+
+def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] | None:
+    """The case-level verdict every rule shares (added, removed, broken, fixed).
+
+    Returns None when the case must be judged scorer by scorer. Cases are joined by id: an
+    edited input is compared like any other case. Broken means the candidate lost the answers
+    the baseline had; no answer on either side loses nothing (`unchanged`). An answer cut short
+    (`finish:length`) is an answer that failed: its scorers judge it, not this frame.
+    """
+    if base is None and cand is None:
+        raise ValueError("a case needs at least one side")
+    if base is None:
+        assert cand is not None
+        if cand.valid == 0:
+            return {
+                "verdict": Verdict.INCONCLUSIVE,
+                "reason": "every repeat hit an infrastructure error",
+            }
+        if cand.answered == 0:
+            return {
+                "verdict": Verdict.BROKEN,
+                "reason": f"new case, and no repeat produced a valid result ({_outcomes(cand)})",
+            }
+        return {"verdict": Verdict.ADDED, "reason": "not in the baseline"}
+    if cand is None:
+        return {"verdict": Verdict.REMOVED, "reason": "not in the candidate"}
+    if cand.valid == 0 or base.valid == 0:
+        lost = "candidate" if cand.valid == 0 else "baseline"
+        return {
+            "verdict": Verdict.INCONCLUSIVE,
+            "reason": f"every {lost} repeat hit an infrastructure error",
+        }
+    if cand.answered == 0 and base.answered == 0:
+        return {
+            "verdict": Verdict.UNCHANGED,
+            "reason": "no valid result on either side: the target failed in the baseline "
+            f"({_outcomes(base)}) and in the candidate ({_outcomes(cand)})",
+        }
+    if cand.answered == 0:
+        return {"verdict": Verdict.BROKEN, "reason": f"every repeat failed: {_outcomes(cand)}"}
+    if base.answered == 0:
+        return {
+            "verdict": Verdict.FIXED,
+            "reason": f"the baseline never produced a valid result ({_outcomes(base)})",
+        }
+    return None
+
+
+def quarantine_lane(case: CaseReport) -> dict[str, str] | None:
+    """The quarantine lane of research/quarantine-lane.md as information, under every rule: each
+    scorer whose repeats disagree (pass and fail) within one side, with those sides' counts."""
+    lane = {}
+    for scorer in case.scorers:
+        disagree = [
+            f"{name} {numbers.k}/{numbers.n}"
+            for name, numbers in (("baseline", scorer.baseline), ("candidate", scorer.candidate))
+            if numbers.k is not None and numbers.n is not None and 0 < numbers.k < numbers.n
+        ]
+        if disagree:
+            lane[scorer.key] = ", ".join(disagree)
+    return lane or None
+
+
+def suite_summary(cases: list[CaseReport], settings: RuleSettings) -> SuiteSummary:
+    """The paired mean difference in pass rate across cases, with its case-clustered 95% interval.
+
+    Repeats shrink only the within-case variance; the case is the unit.
+    """
+    from noisefloor import stats
+    from noisefloor.model.report import SuiteSummary
+
+    diffs = []
+    for case in cases:
+        rates = [
+            (s.candidate.rate - s.baseline.rate)
+            for s in case.scorers
+            if s.baseline.rate is not None and s.candidate.rate is not None
+        ]
+        if rates and case.verdict not in (Verdict.REDEFINED, Verdict.ADDED, Verdict.REMOVED):
+            diffs.append(sum(rates) / len(rates))
+    if not diffs:
+        return SuiteSummary(cases=0)
+    # a mean pass-rate change lies in [-1, 1]: the interval of few cases is cut to that range
+    mean, lo, hi = stats.paired_mean_ci(diffs, bounds=(-1.0, 1.0))
+    return SuiteSummary(
+        cases=len(diffs),
+        mean_diff=_round(mean),
+        ci95=[_round(lo), _round(hi)] if len(diffs) > 1 else None,
+        suite_min_effect=settings.suite_min_effect,
+        gate_failed=len(diffs) > 1 and hi < -settings.suite_min_effect,
+    )

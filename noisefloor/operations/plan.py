@@ -1,0 +1,222 @@
+"""`noisefloor plan`: what a suite of M cases at N repeats can detect, and the N a change needs.
+
+Every figure is computed exactly (Fisher power, noncentral t), never read from a typed-in table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from noisefloor import stats
+from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS
+from noisefloor.store.store import Store
+
+__all__ = ["CHANGES", "SEQUENTIAL_CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
+
+#: The common changes the table covers: (label, baseline pass rate, candidate pass rate).
+CHANGES = [("0.9 -> 0.7", 0.9, 0.7), ("1.0 -> 0.6", 1.0, 0.6), ("1.0 -> 0.0", 1.0, 0.0)]
+#: The changes the sequential design's lines cover: the common drops of LLM suites.
+SEQUENTIAL_CHANGES = [
+    ("1.0 -> 0.6", 1.0, 0.6),
+    ("0.9 -> 0.5", 0.9, 0.5),
+    ("0.7 -> 0.4", 0.7, 0.4),
+    ("0.5 -> 0.2", 0.5, 0.2),
+    ("1.0 -> 0.0", 1.0, 0.0),
+]
+#: Continuous shifts, in baseline standard deviations.
+SHIFTS = [1.0, 2.0]
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """N, M and the per-case threshold the plan uses, and where they came from."""
+
+    repeats: int
+    cases: int
+    alpha: float
+    threshold: float
+    source: str
+
+
+def plan_inputs(
+    suite_path: Path | None, repeats: int | None, cases: int | None, alpha: float, store: Store
+) -> PlanInputs:
+    """Take N and M from the flags, else the suite; the threshold from the suite's baseline.
+
+    With a baseline, the threshold is Tarone's alpha/K for an unchanged rerun of it (cases that
+    always pass cost nothing); without one, or without its samples, it is Bonferroni's alpha/M.
+    """
+    source = "flags"
+    pmins: list[float] | None = None
+    if suite_path is not None:
+        from noisefloor.suite.suite import load_suite
+
+        suite = load_suite(suite_path)
+        repeats = repeats or min(c.repeats for c in suite.cases)
+        cases = cases or len(suite.cases)
+        source = f"suite {suite.name}"
+        pointer = store.baseline(suite.name)
+        if pointer is not None:
+            pmins = _baseline_pmins(store, suite.name, pointer.run_id, repeats)
+            source += f", baseline {pointer.run_id}"
+            if pmins is None:
+                source += " without its samples: K = M"
+    repeats = repeats or REPEATS
+    cases = cases or 50
+    threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases
+    return PlanInputs(repeats, cases, alpha, threshold, source)
+
+
+def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list[float] | None:
+    """Smallest attainable p of every scorer of every case, for a rerun like the baseline.
+
+    The gate's Tarone correction counts one pass-rate test per scorer and case, so the plan does.
+    """
+    from noisefloor.pipeline.banding import score_case
+
+    run = store.load_run(suite, run_id)
+    pmins = []
+    for case in run.cases:
+        paths = store.sample_paths(case)
+        if case.scorers and not all(p.exists() for p in paths):
+            return None
+        for use in case.scorers:
+            score = score_case(case.case_id, use, paths)
+            n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
+            k = sum(1 for r in score.repeats if r.status.value == "pass")
+            if n == 0:
+                continue
+            k_at_n = round(k / n * repeats)
+            pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
+    return pmins
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:5.1f}%"
+
+
+def plan_text(
+    *,
+    suite_path: Path | None,
+    repeats: int | None,
+    cases: int | None,
+    alpha: float,
+    power: float,
+    store: Store,
+    max_repeats: int | None = None,
+    baseline_repeats: int | None = None,
+) -> str:
+    """The plan as text: detectable drops at this N, power, and the N each change needs."""
+    inputs = plan_inputs(suite_path, repeats, cases, alpha, store)
+    n, thr = inputs.repeats, inputs.threshold
+    out = [
+        f"N = {n} repeats per side, M = {inputs.cases} cases, alpha = {alpha} family-wise ({inputs.source})",
+        f"per-case threshold alpha/K = {thr:.3g}"
+        + (
+            ""
+            if "baseline" in inputs.source
+            else " (K = M: every case assumed able to fail; Tarone's K on a "
+            "real baseline is usually smaller, see `plan SUITE`)"
+        ),
+        "",
+        "smallest detectable drop in pass rate at this N (observed baseline rate -> one-sided Fisher):",
+    ]
+    for k_b in sorted({n, round(0.9 * n), round(0.8 * n)}, reverse=True):
+        mde = stats.min_detectable_drop(k_b, n, n, thr)
+        shown = f"{mde:.2f}" if mde is not None else "none: no drop is detectable at this N"
+        out.append(f"  baseline {k_b}/{n}: {shown}")
+    out += ["", f"power at N = {n}, and repeats per side needed for {power:.0%} power:"]
+    for label, p_b, p_c in CHANGES:
+        got = stats.fisher_power(n, n, p_b, p_c, thr)
+        need = stats.repeats_needed(p_b, p_c, thr, power=power)
+        out.append(
+            f"  pass rate {label}: power {_pct(got)}, needs N = {need if need else 'more than 400'}"
+        )
+    for shift in SHIFTS:
+        got = stats.t_power(n, shift, thr) if n >= 2 else 0.0
+        need = stats.t_repeats_needed(shift, thr, power=power)
+        out.append(
+            f"  mean shift of {shift:g} sd: power {_pct(got)}, needs N = {need if need else 'more than 1000'}"
+        )
+    out += _sequential_lines(inputs, suite_path, store, max_repeats, baseline_repeats)
+    out += [
+        "",
+        "A case reported unchanged only shows no change larger than the detectable drop above.",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _depths(
+    suite_path: Path | None, store: Store, max_repeats: int | None, baseline_repeats: int | None
+) -> tuple[int, int, str]:
+    """The cap and the deep baseline's depth: the flags, else the suite's, else what its
+    baseline holds (median over cases), else the defaults."""
+    cap, depth, held = max_repeats, baseline_repeats, ""
+    if suite_path is not None:
+        from noisefloor.suite.suite import load_suite
+
+        suite = load_suite(suite_path)
+        cap = cap or suite.defaults.max_repeats
+        depth = depth or suite.defaults.baseline_repeats
+        pointer = store.baseline(suite.name)
+        if pointer is not None and depth is None:
+            from statistics import median
+
+            from noisefloor.store.pool import held_repeats
+
+            run = store.load_run(suite.name, pointer.run_id)
+            counts = [held_repeats(store, c) for c in run.cases]
+            if counts:
+                depth = min(BASELINE_REPEATS, round(median(counts))) or None
+                held = " (what its baseline holds: `noisefloor baseline deepen` tops it up)"
+    return cap or MAX_REPEATS, depth or BASELINE_REPEATS, held
+
+
+def _sequential_lines(
+    inputs: PlanInputs,
+    suite_path: Path | None,
+    store: Store,
+    max_repeats: int | None,
+    baseline_repeats: int | None,
+) -> list[str]:
+    """What the sequential design of `check` detects, and what it spends on unchanged cases:
+    exact sums over every path of its looks, at this plan's K."""
+    from noisefloor.rules.sequential import Design
+
+    n, k = inputs.repeats, inputs.alpha / inputs.threshold
+    cap, depth, held = _depths(suite_path, store, max_repeats, baseline_repeats)
+    if cap <= n:
+        return []
+    design = Design(max_repeats=cap, baseline_repeats=depth)
+    sizes = design.schedule(n)
+    shares = stats.spending(sizes, design.rho)
+    looks = stats.Looks(
+        sizes=tuple(sizes),
+        thresholds=tuple(inputs.alpha * s / k for s in shares),
+        futility=tuple(
+            f for j in range(len(sizes)) if (f := design.futility_at(j, len(sizes))) is not None
+        ),
+    )
+    out = [
+        "",
+        f"sequential check (the default): looks at {'/'.join(map(str, sizes))} candidate repeats "
+        f"against {depth} baseline repeats{held}; alpha spent "
+        + " / ".join(f"{s:.3g}" for s in shares)
+        + " across the looks, futility bounds "
+        + " / ".join(f"{f:g}" for f in looks.futility)
+        + ":",
+    ]
+    for label, p_b, p_c in SEQUENTIAL_CHANGES:
+        got, spent = stats.look_outcome(depth, looks, p_b, p_c)
+        fixed = stats.repeats_needed(p_b, p_c, inputs.threshold, power=got, n_baseline=depth)
+        same = f"; a fixed design needs N = {fixed} for as much" if fixed and got >= 0.5 else ""
+        out.append(f"  pass rate {label}: power {_pct(got)}, {spent:.1f} repeats on it{same}")
+    out.append("  candidate repeats an unchanged case takes on average:")
+    for p in (1.0, 0.9, 0.7, 0.5):
+        out.append(f"    pass rate {p:.1f}: {stats.look_outcome(depth, looks, p, p)[1]:.1f}")
+    out.append(
+        f"  the baseline's one-time cost: {depth} repeats per case, {depth * inputs.cases} calls "
+        f"for {inputs.cases} cases"
+    )
+    return out

@@ -1,0 +1,501 @@
+"""The built-in scorers and their params models, registered through the public `scorer` decorator.
+
+One concern, kept whole: a scorer's source is part of its impl_hash, so built-ins move verbatim.
+"""
+
+from __future__ import annotations
+
+import functools
+import json as stdlib_json
+import math
+import re
+import statistics
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from noisefloor.scorers.registry import (
+    Direction,
+    NoParams,
+    Params,
+    ScoreInput,
+    ScoreResult,
+    scorer,
+    unmatched,
+)
+
+if TYPE_CHECKING:
+    import jmespath.parser
+
+__all__ = [
+    "ContainsParams",
+    "JsonFieldsParams",
+    "JsonPathEqualsParams",
+    "JsonPathInParams",
+    "JsonPathNumberParams",
+    "JsonPathSubsetParams",
+    "LatencyParams",
+    "MustIncludeParams",
+    "RegexParams",
+    "TokensParams",
+    "contains",
+    "json_fields",
+    "json_path_equals",
+    "json_path_in",
+    "json_path_number",
+    "json_path_subset",
+    "json_valid",
+    "latency",
+    "must_include",
+    "not_contains",
+    "regex",
+    "tokens",
+]
+
+
+# --- helpers shared by the built-ins -------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(path: str) -> jmespath.parser.ParsedResult:
+    import jmespath  # only for the scorers given a path
+
+    return jmespath.compile(path)
+
+
+def _check_path(path: str) -> str:
+    import jmespath.exceptions
+
+    try:
+        parsed = _compiled(path).parsed
+    except jmespath.exceptions.JMESPathError as exc:
+        why = str(exc).splitlines()[0].removesuffix(", for expression:").rstrip(": ")
+        raise ValueError(f"invalid JMESPath expression {path!r}: {why}") from None
+    if _zero_step(parsed):
+        raise ValueError(f"invalid JMESPath expression {path!r}: a slice step cannot be 0")
+    return path
+
+
+def _zero_step(node: Any) -> bool:
+    """Whether a parsed JMESPath holds a slice `[::0]`, which raises on every list it meets."""
+    if not isinstance(node, dict):
+        return False
+    if node.get("type") == "slice":
+        return bool(node["children"][2] == 0)
+    return any(_zero_step(child) for child in node.get("children", []))
+
+
+def _is_json(value: Any) -> bool:
+    """Whether `value` is plain JSON data (no dates, tuples or non-finite floats)."""
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _check_json(value: Any) -> Any:
+    if not _is_json(value):
+        raise ValueError(f"{value!r} is not a JSON value (quote it if it is meant as text)")
+    return value
+
+
+def _check_pattern(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return pattern
+
+
+JmesPath = Annotated[str, AfterValidator(_check_path)]
+Pattern = Annotated[str, AfterValidator(_check_pattern)]
+JsonValue = Annotated[Any, AfterValidator(_check_json)]
+Needle = Annotated[str, Field(min_length=1)]
+
+
+class _Problem(str):
+    """Why a scorer cannot look at the output; becomes the detail of a failed score."""
+
+
+def _values_at(inp: ScoreInput, path: str) -> list[Any] | _Problem:
+    """The values at `path`: none for a missing path, the items of a list, else the one value."""
+    try:
+        data = inp.json()
+    except ValueError:
+        return _Problem("not_json")
+    # the output's fault: a function given the wrong type (JMESPathError), or a value it cannot
+    # take (the floor of NaN raises Python's ValueError)
+    import jmespath.exceptions
+
+    try:
+        found = _compiled(path).search(data)
+    except (jmespath.exceptions.JMESPathError, ArithmeticError, ValueError) as exc:
+        return _Problem(f"path_error: {str(exc).splitlines()[0]}")
+    if found is None:
+        return []
+    return list(found) if isinstance(found, list) else [found]
+
+
+def _haystack(inp: ScoreInput, path: str | None) -> str | _Problem:
+    if path is None:
+        return inp.text
+    values = _values_at(inp, path)
+    if isinstance(values, _Problem):
+        return values
+    if not values:
+        return _Problem(unmatched(path))
+    return "\n".join(v if isinstance(v, str) else _compact(v) for v in values)
+
+
+def _compact(value: Any) -> str:
+    return stdlib_json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=repr)
+
+
+def _render(value: Any, limit: int = 80) -> str:
+    """Compact JSON for a detail, cut short when long."""
+    text = _compact(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _as_read(number: int | float) -> int | float:
+    """A number as output parsing reads it: orjson reads an integer past 64 bits as a float."""
+    if isinstance(number, int) and not -(2**63) <= number < 2**64:
+        return float(number)
+    return number
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: a bool equals only a bool; an int equals a float of the same value."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return _as_read(a) == _as_read(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _binary(passed: bool, detail: str) -> ScoreResult:
+    return ScoreResult(value=1.0 if passed else 0.0, passed=passed, detail=detail)
+
+
+def _one_value(inp: ScoreInput, path: str) -> Any | _Problem:
+    values = _values_at(inp, path)
+    if isinstance(values, _Problem):
+        return values
+    if len(values) != 1:
+        return _Problem(unmatched(path) if not values else f"{len(values)} values at {path}")
+    return values[0]
+
+
+# --- params models -------------------------------------------------------------------------
+
+
+class ContainsParams(Params):
+    """Parameters of `contains` and `not_contains`."""
+
+    needle: Needle
+    """The text to look for."""
+    path: JmesPath | None = None
+    """JMESPath into the JSON output; the values found are searched instead of the raw text."""
+    case_sensitive: bool = False
+    """Match case exactly."""
+
+
+class RegexParams(Params):
+    """Parameters of `regex`."""
+
+    pattern: Pattern
+    """A Python regular expression, searched anywhere in the haystack."""
+    path: JmesPath | None = None
+    """JMESPath into the JSON output; the values found are searched instead of the raw text."""
+    case_sensitive: bool = False
+    """Match case exactly."""
+
+
+class JsonPathEqualsParams(Params):
+    """Parameters of `json_path_equals`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output; must find exactly one value."""
+    value: JsonValue
+    """The JSON value expected there (`true` is not `1`); not null and not a list."""
+
+    @field_validator("value")
+    @classmethod
+    def _matchable(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("null can never match: a path that finds null finds nothing")
+        if isinstance(value, list):
+            raise ValueError("a list can never match: a path that finds a list yields its items")
+        return value
+
+
+class JsonPathInParams(Params):
+    """Parameters of `json_path_in`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output; must find exactly one value."""
+    values: Annotated[list[JsonValue], Field(min_length=1)]
+    """The JSON values accepted there."""
+
+
+class JsonPathSubsetParams(Params):
+    """Parameters of `json_path_subset`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output, e.g. a projection `tags[]`."""
+    allowed: list[JsonValue]
+    """The JSON values every extracted value must be one of."""
+
+
+class JsonPathNumberParams(Params):
+    """Parameters of `json_path_number`."""
+
+    path: JmesPath
+    """JMESPath into the JSON output; its int and float values are used (bools are not numbers)."""
+    aggregate: Literal["min", "max", "mean"] = "min"
+    """How several numbers become one value."""
+    direction: Direction = "higher_is_better"
+    """Which way a change of the value is an improvement."""
+    min: float | None = None
+    """Lowest passing value, inclusive."""
+    max: float | None = None
+    """Highest passing value, inclusive."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> JsonPathNumberParams:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is greater than max ({self.max:g})")
+        return self
+
+
+class LatencyParams(Params):
+    """Parameters of `latency`."""
+
+    max_s: Annotated[float, Field(gt=0)] | None = None
+    """Slowest passing call, in seconds; without it every call passes."""
+
+
+class TokensParams(Params):
+    """Parameters of `tokens`."""
+
+    count: Literal["completion", "prompt", "total"] = "completion"
+    """Which tokens: of the answer (`completion`), of the request (`prompt`), or both."""
+    max: Annotated[int, Field(ge=0)] | None = None
+    """Most tokens that pass; without it every answer that reports usage passes."""
+
+
+def _mean(values: list[float]) -> float:
+    """The mean; numbers near the float limit are divided before they are summed, not after."""
+    try:
+        return statistics.fmean(values)
+    except OverflowError:  # the sum overflows although the mean cannot
+        return math.fsum(v / len(values) for v in values)
+
+
+FieldType = Literal["str", "int", "float", "bool", "list", "dict"]
+_AGGREGATES: dict[str, Callable[[list[float]], float]] = {
+    "min": min,
+    "max": max,
+    "mean": _mean,
+}
+_TYPES: dict[str, type] = {t.__name__: t for t in (str, int, float, bool, list, dict)}
+
+
+class JsonFieldsParams(Params):
+    """Parameters of `json_fields`."""
+
+    required: list[str] = []
+    """Keys the top-level object must have."""
+    types: dict[str, FieldType] = {}
+    """Exact type of a key when present (a bool is never an int, an int never a float)."""
+
+
+class MustIncludeParams(Params):
+    """Parameters of `must_include`."""
+
+    all: list[Needle] = []
+    """Texts that must all appear (case-insensitive)."""
+    none: list[Needle] = []
+    """Texts that must not appear (case-insensitive)."""
+
+    @model_validator(mode="after")
+    def _something(self) -> MustIncludeParams:
+        if not self.all and not self.none:
+            raise ValueError("give at least one text in 'all' or 'none'")
+        return self
+
+
+# --- the built-in scorers ------------------------------------------------------------------
+
+
+def _find(needle: str, haystack: str, case_sensitive: bool) -> bool:
+    if case_sensitive:
+        return needle in haystack
+    return needle.casefold() in haystack.casefold()
+
+
+@scorer("contains", params=ContainsParams)
+def contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
+    """Passes when the needle appears in the output (or in the values that `path` matches)."""
+    haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem):
+        return _binary(False, haystack)
+    if _find(p.needle, haystack, p.case_sensitive):
+        return _binary(True, f"found {p.needle!r}")
+    return _binary(False, f"{p.needle!r} not found" + (f" at {p.path}" if p.path else ""))
+
+
+@scorer("not_contains", params=ContainsParams)
+def not_contains(inp: ScoreInput, p: ContainsParams) -> ScoreResult:
+    """Passes when the needle is absent from the output (or from the values at `path`)."""
+    haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem) and p.path is not None and haystack == unmatched(p.path):
+        return _binary(True, f"no {p.needle!r}: {haystack}")
+    if isinstance(haystack, _Problem):
+        return _binary(False, haystack)
+    if _find(p.needle, haystack, p.case_sensitive):
+        return _binary(False, f"found {p.needle!r}" + (f" at {p.path}" if p.path else ""))
+    return _binary(True, f"no {p.needle!r}")
+
+
+@scorer("regex", params=RegexParams)
+def regex(inp: ScoreInput, p: RegexParams) -> ScoreResult:
+    """Passes when the pattern matches in the output (or in the values that `path` matches)."""
+    haystack = _haystack(inp, p.path)
+    if isinstance(haystack, _Problem):
+        return _binary(False, haystack)
+    match = re.search(p.pattern, haystack, 0 if p.case_sensitive else re.IGNORECASE)
+    if match is None:
+        return _binary(False, f"no match for {p.pattern!r}")
+    return _binary(True, f"matched {_render(match.group(0))}")
+
+
+@scorer("json_valid", params=NoParams)
+def json_valid(inp: ScoreInput, p: NoParams) -> ScoreResult:
+    """Passes when the whole output is JSON other than `null`."""
+    try:
+        data = inp.json()
+    except ValueError:
+        return _binary(False, "not_json")
+    return _binary(False, "null") if data is None else _binary(True, "ok")
+
+
+@scorer("json_path_equals", params=JsonPathEqualsParams)
+def json_path_equals(inp: ScoreInput, p: JsonPathEqualsParams) -> ScoreResult:
+    """Passes when `path` matches exactly one value and it equals `value` (`true` is not `1`)."""
+    found = _one_value(inp, p.path)
+    if isinstance(found, _Problem):
+        return _binary(False, found)
+    if _same(found, p.value):
+        return _binary(True, f"found {_render(found)}")
+    return _binary(False, f"found {_render(found)}, expected {_render(p.value)}")
+
+
+@scorer("json_path_in", params=JsonPathInParams)
+def json_path_in(inp: ScoreInput, p: JsonPathInParams) -> ScoreResult:
+    """Passes when `path` matches exactly one value and it is one of `values`."""
+    found = _one_value(inp, p.path)
+    if isinstance(found, _Problem):
+        return _binary(False, found)
+    if any(_same(found, v) for v in p.values):
+        return _binary(True, f"found {_render(found)}")
+    return _binary(False, f"found {_render(found)}, not one of {_render(p.values)}")
+
+
+@scorer("json_path_subset", params=JsonPathSubsetParams)
+def json_path_subset(inp: ScoreInput, p: JsonPathSubsetParams) -> ScoreResult:
+    """Passes when every value at `path` is one of `allowed` (finding nothing passes)."""
+    values = _values_at(inp, p.path)
+    if isinstance(values, _Problem):
+        return _binary(False, values)
+    if not values:
+        return _binary(True, f"nothing extracted: {unmatched(p.path)}")
+    stray = [v for v in values if not any(_same(v, a) for a in p.allowed)]
+    if stray:
+        return _binary(False, "not allowed: " + ", ".join(_render(v) for v in stray))
+    return _binary(True, f"all {len(values)} allowed")
+
+
+@scorer("json_path_number", params=JsonPathNumberParams, kind="continuous")
+def json_path_number(inp: ScoreInput, p: JsonPathNumberParams) -> ScoreResult:
+    """The number at `path` (several aggregated); passes inside the optional [min, max]."""
+    values = _values_at(inp, p.path)
+    if isinstance(values, _Problem):
+        return ScoreResult(value=None, passed=False, detail=values)
+    numbers = [
+        float(v)
+        for v in values
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+    if not numbers:
+        detail = unmatched(p.path) if not values else f"no number at {p.path}"
+        return ScoreResult(value=None, passed=False, detail=detail)
+    value = _AGGREGATES[p.aggregate](numbers)
+    if p.min is not None and value < p.min:
+        return ScoreResult(value=value, passed=False, detail=f"{value:g} below min {p.min:g}")
+    if p.max is not None and value > p.max:
+        return ScoreResult(value=value, passed=False, detail=f"{value:g} above max {p.max:g}")
+    return ScoreResult(value=value, passed=True, detail=f"{p.aggregate} {value:g} at {p.path}")
+
+
+@scorer("latency", params=LatencyParams, kind="continuous", direction="lower_is_better")
+def latency(inp: ScoreInput, p: LatencyParams) -> ScoreResult:
+    """Wall-clock seconds of the call; passes at or under `max_s`."""
+    passed = p.max_s is None or inp.wall_s <= p.max_s
+    detail = f"{inp.wall_s:.3f}s" + ("" if passed else f" over {p.max_s:g}s")
+    reliable = inp.concurrency <= 1
+    if not reliable:
+        detail += f" (measured with {inp.concurrency} calls at once)"
+    return ScoreResult(value=inp.wall_s, passed=passed, detail=detail, reliable=reliable)
+
+
+@scorer("tokens", params=TokensParams, kind="continuous", direction="lower_is_better")
+def tokens(inp: ScoreInput, p: TokensParams) -> ScoreResult:
+    """Tokens of the call as the endpoint reported them (`usage`); passes at or under `max`."""
+    if inp.tokens is None:
+        return ScoreResult(
+            value=None, passed=False, detail="no usage: the target reported no token counts"
+        )
+    prompt, completion = inp.tokens.prompt, inp.tokens.completion
+    value = {"prompt": prompt, "completion": completion, "total": prompt + completion}[p.count]
+    if p.max is not None and value > p.max:
+        return ScoreResult(
+            value=float(value), passed=False, detail=f"{value} {p.count} over {p.max}"
+        )
+    return ScoreResult(value=float(value), passed=True, detail=f"{value} {p.count} tokens")
+
+
+@scorer("json_fields", params=JsonFieldsParams)
+def json_fields(inp: ScoreInput, p: JsonFieldsParams) -> ScoreResult:
+    """Passes when the whole output is a JSON object with the required keys and exact types."""
+    try:
+        data = inp.json()
+    except ValueError:
+        return _binary(False, "not_json")
+    if not isinstance(data, dict):
+        return _binary(False, "not_object")
+    problems = [f"missing:{key}" for key in p.required if key not in data]
+    problems += [
+        f"type:{key}"
+        for key, name in p.types.items()
+        if key in data and type(data[key]) is not _TYPES[name]
+    ]
+    return _binary(False, ",".join(problems)) if problems else _binary(True, "ok")
+
+
+@scorer("must_include", params=MustIncludeParams)
+def must_include(inp: ScoreInput, p: MustIncludeParams) -> ScoreResult:
+    """Passes when every `all` text appears and no `none` text does (case-insensitive)."""
+    problems = [f"missing:{n}" for n in p.all if not _find(n, inp.text, case_sensitive=False)]
+    problems += [f"forbidden:{n}" for n in p.none if _find(n, inp.text, case_sensitive=False)]
+    return _binary(False, ",".join(problems)) if problems else _binary(True, "ok")
