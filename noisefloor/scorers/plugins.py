@@ -1,4 +1,4 @@
-"""User plugins: a suite's `plugins:` files and modules, and installed packages' `noisefloor.scorers.registry`
+"""User plugins: a suite's `plugins:` files and modules, and installed packages' `noisefloor.scorers`
 entry points, imported (the user's code, in this process) to register scorers; failures named."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Registry(Protocol):
 
 
 #: The entry-point group installed packages register scorers under: `scorer_name = module`.
-ENTRY_POINT_GROUP = "noisefloor.scorers.registry"
+ENTRY_POINT_GROUP = "noisefloor.scorers"
 
 #: Plugin files loaded in this process, by resolved path: the digest of the content loaded.
 _files: dict[Path, str] = {}

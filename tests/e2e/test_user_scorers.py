@@ -237,7 +237,7 @@ def test_a_scorer_of_an_installed_package_is_found_through_its_entry_point(tmp_p
         "nf-demo",
         "1.2.3",
         {"nf_demo/__init__.py": "", "nf_demo/checks.py": checks},
-        "[noisefloor.scorers.registry]\nnf_cites = nf_demo.checks\n",
+        "[noisefloor.scorers]\nnf_cites = nf_demo.checks\n",
     )
     python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
     suite = write_suite(tmp_path, {"cited": ["nf_cites"]}, [])

@@ -16,7 +16,8 @@ from noisefloor.model.records import ScorerUse
 from noisefloor.pipeline.banding import build_scorer
 from noisefloor.scorers.calls import ScorerTimeout
 from noisefloor.scorers.plugins import load_plugins
-from noisefloor.scorers.registry import REGISTRY, Params, Registry, ScoreInput, ScoreResult
+from noisefloor.scorers.registry import REGISTRY, Registry
+from noisefloor.scorers.score import Params, ScoreInput, ScoreResult
 
 
 def test_a_bool_is_a_binary_result_and_a_number_a_continuous_one() -> None:
