@@ -26,7 +26,8 @@ __all__ = [
 #: Seconds a user's scorer may take on one output, unless it says otherwise (`timeout_s`).
 DEFAULT_TIMEOUT_S = 5.0
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: The noisefloor package's directory: frames under it are the harness's, left out of tracebacks.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 @dataclass(frozen=True)
