@@ -9,23 +9,17 @@ import enum
 import math
 import statistics as pystats
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from noisefloor.model.records import CaseBand, ScorerBand
-from noisefloor.settings import RuleSettings
-
-if TYPE_CHECKING:
-    from noisefloor.model.report import CaseReport, SuiteSummary
 
 __all__ = [
     "Verdict",
     "case_frame",
     "label_order",
-    "quarantine_lane",
+    "round6",
     "scorer_pairs",
     "side",
-    "sort_cases",
-    "suite_summary",
     "unjudged",
     "worst",
 ]
@@ -78,12 +72,8 @@ def worst(verdicts: Sequence[Verdict]) -> Verdict:
     return min(verdicts, key=SEVERITY.index) if verdicts else Verdict.UNCHANGED
 
 
-def sort_cases(cases: list[CaseReport]) -> list[CaseReport]:
-    """Worst first, then by case id."""
-    return sorted(cases, key=lambda c: (SEVERITY.index(c.verdict), c.case_id))
-
-
-def _round(x: float) -> float:
+def round6(x: float) -> float:
+    """A figure of a report, to six significant digits."""
     return float(f"{x:.6g}")
 
 
@@ -94,7 +84,7 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "k": band.k,
         "n": band.n,
-        "rate": _round(band.k / band.n) if band.n else None,
+        "rate": round6(band.k / band.n) if band.n else None,
         "target_errors": band.target_errors,
         "infra_errors": band.infra_errors,
         "scorer_errors": band.scorer_errors,
@@ -110,7 +100,7 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
         out["unmatched"] = band.unmatched
     if band.kind == "continuous":
         values = band.values
-        out["values"] = [_round(v) for v in values]
+        out["values"] = [round6(v) for v in values]
         if values:
             mean = math.fsum(values) / len(values)
             # floats, not statistics.stdev: its exact fractions cost milliseconds per call
@@ -120,11 +110,11 @@ def side(band: ScorerBand | None) -> dict[str, Any]:
                 if len(values) > 1 and min(values) != max(values)
                 else 0.0
             )
-            out["mean"] = _round(mean)
-            out["median"] = _round(pystats.median(values))
-            out["min"] = _round(min(values))
-            out["max"] = _round(max(values))
-            out["sd"] = _round(math.sqrt(var))
+            out["mean"] = round6(mean)
+            out["median"] = round6(pystats.median(values))
+            out["min"] = round6(min(values))
+            out["max"] = round6(max(values))
+            out["sd"] = round6(math.sqrt(var))
     return out
 
 
@@ -177,48 +167,3 @@ def case_frame(base: CaseBand | None, cand: CaseBand | None) -> dict[str, Any] |
             "reason": f"the baseline never produced a valid result ({_outcomes(base)})",
         }
     return None
-
-
-def quarantine_lane(case: CaseReport) -> dict[str, str] | None:
-    """The quarantine lane of research/quarantine-lane.md as information, under every rule: each
-    scorer whose repeats disagree (pass and fail) within one side, with those sides' counts."""
-    lane = {}
-    for scorer in case.scorers:
-        disagree = [
-            f"{name} {numbers.k}/{numbers.n}"
-            for name, numbers in (("baseline", scorer.baseline), ("candidate", scorer.candidate))
-            if numbers.k is not None and numbers.n is not None and 0 < numbers.k < numbers.n
-        ]
-        if disagree:
-            lane[scorer.key] = ", ".join(disagree)
-    return lane or None
-
-
-def suite_summary(cases: list[CaseReport], settings: RuleSettings) -> SuiteSummary:
-    """The paired mean difference in pass rate across cases, with its case-clustered 95% interval.
-
-    Repeats shrink only the within-case variance; the case is the unit.
-    """
-    from noisefloor import stats
-    from noisefloor.model.report import SuiteSummary
-
-    diffs = []
-    for case in cases:
-        rates = [
-            (s.candidate.rate - s.baseline.rate)
-            for s in case.scorers
-            if s.baseline.rate is not None and s.candidate.rate is not None
-        ]
-        if rates and case.verdict not in (Verdict.REDEFINED, Verdict.ADDED, Verdict.REMOVED):
-            diffs.append(sum(rates) / len(rates))
-    if not diffs:
-        return SuiteSummary(cases=0)
-    # a mean pass-rate change lies in [-1, 1]: the interval of few cases is cut to that range
-    mean, lo, hi = stats.paired_mean_ci(diffs, bounds=(-1.0, 1.0))
-    return SuiteSummary(
-        cases=len(diffs),
-        mean_diff=_round(mean),
-        ci95=[_round(lo), _round(hi)] if len(diffs) > 1 else None,
-        suite_min_effect=settings.suite_min_effect,
-        gate_failed=len(diffs) > 1 and hi < -settings.suite_min_effect,
-    )

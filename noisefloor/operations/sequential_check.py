@@ -23,7 +23,7 @@ from noisefloor.model.report import (
     Sequential,
     Work,
 )
-from noisefloor.model.verdict import suite_summary
+from noisefloor.model.summary import suite_summary
 from noisefloor.operations.cost_budget import CostBudget
 from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pipeline.comparison import comparison_parts, run_summary

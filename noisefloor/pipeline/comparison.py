@@ -20,7 +20,7 @@ from noisefloor.model.report import (
     Side,
     Work,
 )
-from noisefloor.model.verdict import suite_summary
+from noisefloor.model.summary import suite_summary
 from noisefloor.pipeline.engine import (
     band_tasks,
     comparison_tasks,

@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from noisefloor.model.records import CaseBand
-from noisefloor.model.report import CaseReport, ComparedCase, RuleSummary
 from noisefloor.settings import RuleName, RuleSettings
+
+if TYPE_CHECKING:
+    # the report model is built by a comparison; the exit policy beside the rules needs none of it
+    from noisefloor.model.records import CaseBand
+    from noisefloor.model.report import CaseReport, ComparedCase, RuleSummary
 
 __all__ = ["Rule", "get_rule"]
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.errors import ExitCode
-from noisefloor.model.verdict import Verdict, quarantine_lane, sort_cases
+from noisefloor.model.summary import quarantine_lane, sort_cases
+from noisefloor.model.verdict import Verdict
 from noisefloor.settings import RuleSettings
 
 if TYPE_CHECKING:

@@ -438,7 +438,8 @@ def test_paired_mean_ci_within_bounds_is_scipys_interval_clipped(
 
 def test_suite_interval_of_few_cases_stays_within_a_pass_rate_change() -> None:
     from noisefloor.model.report import CaseReport, ScorerReport, Side
-    from noisefloor.model.verdict import Verdict, suite_summary
+    from noisefloor.model.summary import suite_summary
+    from noisefloor.model.verdict import Verdict
     from noisefloor.settings import RuleSettings
 
     def case(base: float, cand: float) -> CaseReport:
