@@ -26,14 +26,8 @@ from noisefloor.model.records import (
     ScorerUse,
 )
 from noisefloor.scorers.calls import ScorerTimeout, failure
-from noisefloor.scorers.registry import (
-    REGISTRY,
-    NotJson,
-    ScoreInput,
-    Scorer,
-    UnknownScorer,
-    unmatched_in,
-)
+from noisefloor.scorers.registry import REGISTRY, Scorer, UnknownScorer
+from noisefloor.scorers.score import NotJson, ScoreInput, unmatched_in
 from noisefloor.store.files import dumps
 from noisefloor.targets.base import Outcome, RawSample
 

@@ -2,3 +2,8 @@
 
 Importing the package registers the built-in scorers.
 """
+
+from __future__ import annotations
+
+# The built-ins register through the same decorator as any other scorer, on the package's import.
+from noisefloor.scorers import builtin as _builtin  # noqa: F401

@@ -271,7 +271,8 @@ def check_cases_file(data: bytes, workdir: Path) -> str | None:
 def check_output(text: str) -> str | None:
     """Parse an output as the command target does and put it through every scorer; each must
     give a result (a failed repeat says why), never raise."""
-    from noisefloor.scorers.registry import REGISTRY, ScoreInput
+    from noisefloor.scorers.registry import REGISTRY
+    from noisefloor.scorers.score import ScoreInput
 
     for name, params in SCORERS:
         scorer = REGISTRY.build(name, params)

@@ -17,14 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from noisefloor.scorers.registry import (
-    REGISTRY,
-    Registry,
-    ScoreInput,
-    ScoreResult,
-    ScorerSpec,
-    UnknownScorer,
-)
+from noisefloor.scorers.registry import REGISTRY, Registry, ScorerSpec, UnknownScorer
+from noisefloor.scorers.score import ScoreInput, ScoreResult
 from noisefloor.targets.base import Outcome, RawSample, Stream
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from noisefloor.model.records import RepeatScore, RepeatStatus, ScoreFile, ScorerUse
 from noisefloor.pipeline.banding import band_case, one_line, read_sample, score_case
-from noisefloor.scorers.registry import REGISTRY, NoParams, Registry, ScoreInput, ScoreResult
+from noisefloor.scorers.registry import REGISTRY, Registry
+from noisefloor.scorers.score import NoParams, ScoreInput, ScoreResult
 from noisefloor.store.store import Store, dumps
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 
