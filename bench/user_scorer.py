@@ -26,7 +26,7 @@ from noisefloor.pipeline.banding import read_sample, score_case  # noqa: E402
 from noisefloor.scorers.plugins import load_plugins  # noqa: E402
 from noisefloor.scorers.registry import REGISTRY
 from noisefloor.scorers.score import ScoreInput  # noqa: E402
-from noisefloor.store.store import dumps  # noqa: E402
+from noisefloor.store.files import dumps  # noqa: E402
 from noisefloor.targets.base import Outcome, RawSample, decode_stream  # noqa: E402
 
 PLUGIN = '''\

@@ -84,7 +84,7 @@ def lock_timeout_of(args: argparse.Namespace) -> float:
     """How long a run waits for the store: --lock-timeout, else NOISEFLOOR_LOCK_TIMEOUT, else
     the store's default."""
     from noisefloor.cli.options import non_negative
-    from noisefloor.store.store import LOCK_TIMEOUT_S
+    from noisefloor.store.lock import LOCK_TIMEOUT_S
 
     flag = getattr(args, "lock_timeout", None)
     if flag is not None:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.model.records import CaseRecord
-from noisefloor.store.store import Store, has_sample
+from noisefloor.store.layout import has_sample
+from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget, CaseInput, RawSample, Target
 from noisefloor.targets.kinds import kind_named
 

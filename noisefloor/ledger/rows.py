@@ -19,7 +19,8 @@ from noisefloor.model.records import (
     ScorerUse,
     repeat_status,
 )
-from noisefloor.store.store import Store, has_sample
+from noisefloor.store.layout import has_sample
+from noisefloor.store.store import Store
 from noisefloor.targets.base import output_sha
 from noisefloor.targets.kinds import kind_named
 

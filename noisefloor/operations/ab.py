@@ -40,8 +40,9 @@ from noisefloor.rules.exit_policy import finished_report, unmeasured
 from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store.fingerprint import GIT_LABEL
+from noisefloor.store.layout import utc_now
 from noisefloor.store.pool import pooled_baseline
-from noisefloor.store.store import Store, utc_now
+from noisefloor.store.store import Store
 from noisefloor.suite.suite import Suite
 from noisefloor.suite.targets import BuiltTarget, build_target
 from noisefloor.targets.base import RawSample

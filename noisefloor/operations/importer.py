@@ -24,6 +24,7 @@ from noisefloor.operations.public_inputs import taken_input
 from noisefloor.operations.run import case_key, scorer_uses
 from noisefloor.pipeline.engine import band_tasks, run_tasks
 from noisefloor.pipeline.indexing import index_run
+from noisefloor.store.layout import short_hash
 from noisefloor.store.public import (
     PublicInvocation,
     PublicPointer,
@@ -31,7 +32,7 @@ from noisefloor.store.public import (
     PublicRunFile,
     read_public_store,
 )
-from noisefloor.store.store import Store, short_hash
+from noisefloor.store.store import Store
 from noisefloor.suite.suite import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 from noisefloor.targets.command_kind import KIND as COMMAND

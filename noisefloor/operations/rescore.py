@@ -9,7 +9,8 @@ from noisefloor.operations.resolve import newest_sampled, resolve_run
 from noisefloor.operations.run import RunResult, bands_of, new_run_id, scorer_uses
 from noisefloor.pipeline.comparison import require_samples
 from noisefloor.pipeline.indexing import index_run
-from noisefloor.store.store import ReadOnlyStore, Store, utc_now
+from noisefloor.store.layout import utc_now
+from noisefloor.store.store import ReadOnlyStore, Store
 from noisefloor.suite.suite import Suite
 
 __all__ = ["rescore_run"]

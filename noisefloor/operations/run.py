@@ -29,7 +29,8 @@ from noisefloor.pipeline.indexing import SampleIndexer, index_run
 from noisefloor.rules.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.settings import RuleSettings
 from noisefloor.store.fingerprint import GIT_LABEL
-from noisefloor.store.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
+from noisefloor.store.layout import LOST_MARK, has_sample, lost_to_infra, short_hash, utc_now
+from noisefloor.store.store import Store
 from noisefloor.suite.suite import Case, Suite
 from noisefloor.suite.targets import BuiltTarget, build_target
 from noisefloor.targets.base import RawSample

@@ -15,8 +15,9 @@ from typing import Any
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.model.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
 from noisefloor.store.files import not_a_file, remove_not_a_file
+from noisefloor.store.layout import file_kind
 from noisefloor.store.sqlite import unlink_db
-from noisefloor.store.store import Store, file_kind
+from noisefloor.store.store import Store
 
 __all__ = ["Problem", "Verified", "verify_store"]
 

@@ -18,7 +18,8 @@ from noisefloor.model.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFi
 from noisefloor.pipeline.banding import band_case, score_case, scorer_config
 from noisefloor.pipeline.doit_runner import REBUILDS, EngineStats, Task, all_current, run_tasks
 from noisefloor.settings import RuleSettings, ScorerGate
-from noisefloor.store.store import Store, has_sample, short_hash
+from noisefloor.store.layout import check_name, has_sample, short_hash
+from noisefloor.store.store import Store
 
 __all__ = [
     "Comparison",
@@ -165,7 +166,7 @@ def _report_action(store: Store, shards: list[str], settings: RuleSettings, out:
 
 
 def _dump(obj: Any) -> bytes:
-    from noisefloor.store.store import dumps
+    from noisefloor.store.files import dumps
 
     return dumps(obj)
 
@@ -287,9 +288,7 @@ def compared_score_file(store: Store, suite: str, case: CaseRecord, use: ScorerU
 
 
 def _check_case_id(case_id: str) -> None:
-    from noisefloor.store.store import _check_name
-
-    _check_name(case_id, "case id")
+    check_name(case_id, "case id")
 
 
 def _score_key(use: ScorerUse, scorer: dict[str, object]) -> str:

@@ -13,7 +13,8 @@ import orjson
 
 from noisefloor.errors import UsageError
 from noisefloor.model.records import CaseRecord, RunRecord
-from noisefloor.store.store import Store, has_sample
+from noisefloor.store.layout import has_sample
+from noisefloor.store.store import Store
 
 __all__ = ["against_pool", "held_repeats", "parse_age", "pooled_baseline"]
 

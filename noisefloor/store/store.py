@@ -6,147 +6,22 @@ Writes go through store_files, atomic and fenced in the root; no OSError is swal
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import os
-import re
-import stat
-import sys
-import time
-from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.model.records import BaselinePointer, CaseRecord, RunRecord
-from noisefloor.names import SAFE_NAME
-from noisefloor.store.files import M, RootedFiles, dumps, remove_not_a_file
-from noisefloor.store.fingerprint import GIT_LABEL
+from noisefloor.store.files import M, RootedFiles, remove_not_a_file
+from noisefloor.store.gitignore import gitignore_texts
+from noisefloor.store.layout import LOST_MARK, check_name, file_kind, has_sample, utc_now
+from noisefloor.store.lock import LOCK_TIMEOUT_S, suite_lock
 
 __all__ = [
-    "LOST_MARK",
-    "SAFE_NAME",
     "ReadOnlyStore",
     "Store",
-    "dumps",
-    "file_kind",
-    "has_sample",
-    "lost_to_infra",
-    "short_hash",
-    "utc_now",
 ]
-
-_SAFE = re.compile(SAFE_NAME)
-
-#: How long a run waits for another run of the same suite to release the store before it
-#: gives up with "store busy" (`--lock-timeout`, env NOISEFLOOR_LOCK_TIMEOUT).
-LOCK_TIMEOUT_S = 600.0
-
-# How often a waiting run tries the lock again.
-_LOCK_POLL_S = 0.05
-
-#: The kinds of derived file: named by their inputs, rebuilt by their task when missing.
-DERIVED = ("scores", "bands", "verdicts", "reports")
-
-_GITIGNORE_HEAD = """\
-# Written by noisefloor: what is not ignored here is what to commit (baseline pointers, the
-# baseline runs, their samples, and the lists of tracked files their target versions digest).
-# Which run, samples and manifests those are is said by the .gitignore files under runs/<suite>/,
-# samples/<suite>/ and manifests/, written whenever a baseline moves, so that adopting the
-# baseline of a new suite leaves this file as it is. Everything else is a cache (other runs,
-# samples and manifests) or derived and rebuilt on demand (doit db, scores, bands, verdicts,
-# reports, ledger).
-/*
-!/.gitignore
-!/baselines/
-!/epochs/
-!/runs/
-/runs/*/*
-!/runs/*/.gitignore
-!/samples/
-/samples/*/*
-!/samples/*/.gitignore
-!/manifests/
-/manifests/*
-!/manifests/.gitignore
-*.tmp
-"""
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO-8601 with microseconds and a Z."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def short_hash(obj: Any, length: int = 16) -> str:
-    """A hex digest of the canonical compact JSON of `obj`."""
-    raw = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(raw).hexdigest()[:length]
-
-
-def has_sample(path: str) -> bool:
-    """Whether a sample file is on disk with content: an empty one (a write the kernel never
-    flushed before the machine went down), or a directory or a symlink loop in its place,
-    counts as missing. A string path: this runs over every sample of a run."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return False
-    return found.st_size > 0 and stat.S_ISREG(found.st_mode)
-
-
-#: Beside the samples of a directory, once one of them is an infrastructure error: a run then
-#: reads which of its repeats the infrastructure lost (`lost_to_infra`), and reads nothing in
-#: the directories without it. A `.done` file: only its existence counts (`store verify`).
-LOST_MARK = "infra.done"
-
-
-def lost_to_infra(file: str) -> bool:
-    """Whether a sample file on disk holds an infrastructure error: a repeat that measured
-    nothing (a file that does not read is no such error: reading it reports it)."""
-    try:
-        with open(file, "rb") as handle:
-            data = orjson.loads(handle.read())
-    except (OSError, orjson.JSONDecodeError):
-        return False
-    return isinstance(data, dict) and data.get("outcome") == "error:infra"
-
-
-#: The kind of each file under a store root, by its first path component.
-_KINDS = {
-    "samples": "sample",
-    **{kind: "derived" for kind in DERIVED},
-    "runs": "run",
-    "baselines": "baseline pointer",
-    "labels": "label",
-    "epochs": "epochs",
-    "manifests": "manifest",
-    "locks": "lock",
-    ".gitignore": "gitignore",
-}
-
-
-def file_kind(rel: str) -> str:
-    """The kind of a store file from its path relative to the root ("sample", "derived", "run",
-    "baseline pointer", "label", "epochs", "manifest", "lock", "gitignore", "doit db",
-    "ledger"); "other" for anything else."""
-    head = rel.split("/", 1)[0]
-    if rel.rsplit("/", 1)[-1] == ".gitignore":
-        return "gitignore"
-    if head.startswith("doit.sqlite"):
-        return "doit db"
-    if head.startswith("ledger.sqlite"):
-        return "ledger"
-    return _KINDS.get(head, "other")
-
-
-def _check_name(name: str, what: str) -> str:
-    if not _SAFE.fullmatch(name) or name in (".", ".."):
-        raise StoreError(f"{what} {name!r} is not a safe file name")
-    return name
 
 
 class Store(RootedFiles):
@@ -180,8 +55,8 @@ class Store(RootedFiles):
     def sample_rel(suite: str, case_id: str, target_key: str, case_key: str, epoch: int) -> str:
         """`sample_dir` relative to the root, as records name it: a plain string, for a run
         records one per case, and pathlib's joins of each took longer than the rest of it."""
-        _check_name(suite, "suite name")
-        _check_name(case_id, "case id")
+        check_name(suite, "suite name")
+        check_name(case_id, "case id")
         return f"samples/{suite}/{target_key}/e{epoch}/{case_id}/{case_key}"
 
     @staticmethod
@@ -204,9 +79,9 @@ class Store(RootedFiles):
 
     def derived_dir(self, kind: str, suite: str, *parts: str) -> Path:
         """A directory of derived, disposable files (scores, bands, verdicts, reports)."""
-        _check_name(suite, "suite name")
+        check_name(suite, "suite name")
         for part in parts:
-            _check_name(part, kind)
+            check_name(part, kind)
         return self.root.joinpath(kind, suite, *parts)
 
     def drop_derived(self, error: CorruptFile) -> bool:
@@ -291,30 +166,30 @@ class Store(RootedFiles):
         return (
             self.root
             / "runs"
-            / _check_name(suite, "suite name")
-            / f"{_check_name(run_id, 'run id')}.json"
+            / check_name(suite, "suite name")
+            / f"{check_name(run_id, 'run id')}.json"
         )
 
     def baseline_path(self, suite: str) -> Path:
         """The baseline pointer of one suite."""
-        return self.root / "baselines" / f"{_check_name(suite, 'suite name')}.json"
+        return self.root / "baselines" / f"{check_name(suite, 'suite name')}.json"
 
     def label_path(self, suite: str, label: str) -> Path:
         """The pointer of one label of one suite."""
         return (
             self.root
             / "labels"
-            / _check_name(suite, "suite name")
-            / f"{_check_name(label, 'label')}.json"
+            / check_name(suite, "suite name")
+            / f"{check_name(label, 'label')}.json"
         )
 
     def manifest_path(self, digest: str) -> Path:
         """The list of tracked files behind a `git:` fingerprint entry, named by its digest."""
-        return self.root / "manifests" / f"{_check_name(digest, 'manifest digest')}.json"
+        return self.root / "manifests" / f"{check_name(digest, 'manifest digest')}.json"
 
     def epoch_path(self, suite: str) -> Path:
         """The current sampling epoch per target version of one suite."""
-        return self.root / "epochs" / f"{_check_name(suite, 'suite name')}.json"
+        return self.root / "epochs" / f"{check_name(suite, 'suite name')}.json"
 
     @property
     def doit_db(self) -> Path:
@@ -332,24 +207,11 @@ class Store(RootedFiles):
         one per suite (under runs/ and samples/) and one under manifests/ keep each baseline
         run, its sample directory and its manifest visible. A file is written only when its
         text changes, so a baseline moved leaves the other suites' files alone."""
-        files = {self.root / ".gitignore": _GITIGNORE_HEAD}
-        manifests = []
+        baselines = []
         for pointer in self.baselines():
-            runs, samples = (
-                self.root / "runs" / pointer.suite,
-                self.root / "samples" / pointer.suite,
-            )
-            files[runs / ".gitignore"] = f"!/{pointer.run_id}.json\n"
             path = self.run_path(pointer.suite, pointer.run_id)
-            if path.exists():
-                run = self.read_model(path, RunRecord)
-                key = f"/{run.target.key}"
-                files[samples / ".gitignore"] = f"!{key}/\n{key}/*\n!{key}/e{run.epoch}/\n"
-                tracked = run.target.fingerprint.get(GIT_LABEL)
-                if tracked is not None:
-                    manifests.append(f"!/{tracked}.json\n")
-        if manifests:
-            files[self.root / "manifests" / ".gitignore"] = "".join(sorted(set(manifests)))
+            baselines.append((pointer, self.read_model(path, RunRecord) if path.exists() else None))
+        files = gitignore_texts(self.root, baselines)
         for file, text in files.items():
             if not file.is_file() or file.read_bytes() != text.encode():
                 file.parent.mkdir(parents=True, exist_ok=True)
@@ -389,7 +251,7 @@ class Store(RootedFiles):
 
     def find_run(self, run_id: str) -> RunRecord:
         """Find a run by id (or unique prefix) across suites."""
-        _check_name(run_id, "run id")
+        check_name(run_id, "run id")
         matches = [(s, r) for s, r in self.runs() if r == run_id]
         if not matches:
             matches = [(s, r) for s, r in self.runs() if r.startswith(run_id)]
@@ -466,7 +328,7 @@ class Store(RootedFiles):
         That run's cases hold the label's whole pool: each run recorded under a label takes
         repeats after the ones its earlier runs took, in the same sample sets.
         """
-        _check_name(label, "label")
+        check_name(label, "label")
         base = self.root / "labels"
         suites = [suite] if suite else sorted(p.name for p in base.glob("*/"))
         # named, not globbed: a glob skips a label file that is a broken symlink
@@ -538,57 +400,11 @@ class Store(RootedFiles):
         self.write_json(path, epochs)
         return int(epochs[target_key])
 
-    @contextlib.contextmanager
-    def lock(self, suite: str) -> Iterator[None]:
-        """An exclusive lock per suite, so two runs cannot race on epochs and pointers.
-
-        Waits up to `lock_timeout_s` for another process to release it, then raises "store
-        busy" naming the holder, which the lock file records (the system releases the lock of
-        a process that dies, so a killed run never leaves it held).
-        """
-        path = self.root / "locks" / f"{_check_name(suite, 'suite name')}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # a directory or a symlink loop in its place is no lock anyone holds: it goes
-        remove_not_a_file(path)
-        with open(path, "a+b") as fh:
-            started = time.monotonic()
-            while True:
-                try:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    waited = time.monotonic() - started
-                    if waited >= self.lock_timeout_s:
-                        raise self._busy(suite, path, waited) from None
-                    time.sleep(min(_LOCK_POLL_S, max(self.lock_timeout_s - waited, 0.001)))
-            try:
-                holder = f"process {os.getpid()} ({' '.join(sys.argv)[:200]}) since {utc_now()}"
-                # only what a waiting run shows: a disk too full to hold it stops nothing here
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fh.fileno(), 0)
-                    os.write(fh.fileno(), holder.encode())
-                yield
-            finally:
-                # a released lock names nobody: a run that finds it taken before its new holder
-                # wrote a line must not name the one before
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fh.fileno(), 0)
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-    def _busy(self, suite: str, path: Path, waited: float) -> StoreError:
-        """The "store busy" error of a lock another process held for all of `waited` seconds."""
-        try:
-            holder = path.read_text(errors="replace").strip()
-        except OSError:
-            holder = ""
-        # an empty file: its holder took it an instant ago and has not said who it is yet
-        holder = holder or "another process that has just taken it"
-        return StoreError(
-            f"store busy: suite {suite!r} under {self.root} is locked by {holder}; "
-            f"waited {waited:.1f} s for it ({self._show(path)})",
-            hint="let that run finish, or wait longer with --lock-timeout SECONDS "
-            "(env NOISEFLOOR_LOCK_TIMEOUT)",
-        )
+    def lock(self, suite: str) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock per suite, so two runs cannot race on epochs and pointers: waits up
+        to `lock_timeout_s` for another process to release it, then raises "store busy"."""
+        path = self.root / "locks" / f"{check_name(suite, 'suite name')}.lock"
+        return suite_lock(path, suite, self.lock_timeout_s, self.root, self._show(path))
 
 
 class ReadOnlyStore(Store):

@@ -18,7 +18,7 @@ from typing import IO, Any, Literal
 import orjson
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.store.store import utc_now as utc_now_iso
+from noisefloor.store.layout import utc_now as utc_now_iso
 from noisefloor.targets.base import CaseInput, Outcome, RawSample, VersionedTarget, decode_stream
 from noisefloor.targets.templating import check_template, render_argv
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from noisefloor.errors import TargetConfigError
 from noisefloor.model.records import TargetRecord
 from noisefloor.store.fingerprint import code_fingerprint, fingerprint_digest
-from noisefloor.store.store import short_hash
+from noisefloor.store.layout import short_hash
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
 
 if TYPE_CHECKING:

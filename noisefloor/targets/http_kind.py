@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from noisefloor.errors import TargetConfigError
 from noisefloor.model.records import RunRecord, TargetRecord
 from noisefloor.model.usage import Price
-from noisefloor.store.store import short_hash
+from noisefloor.store.layout import short_hash
 from noisefloor.targets.base import exchange_hashes, output_sha
 from noisefloor.targets.endpoint_flags import EndpointFlags
 from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values

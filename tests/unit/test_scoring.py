@@ -17,7 +17,8 @@ from noisefloor.model.records import RepeatScore, RepeatStatus, ScoreFile, Score
 from noisefloor.pipeline.banding import band_case, one_line, read_sample, score_case
 from noisefloor.scorers.registry import REGISTRY, Registry
 from noisefloor.scorers.score import NoParams, ScoreInput, ScoreResult
-from noisefloor.store.store import Store, dumps
+from noisefloor.store.files import dumps
+from noisefloor.store.store import Store
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 
 

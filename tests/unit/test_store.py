@@ -22,7 +22,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from noisefloor.errors import ExitCode, StoreError
 from noisefloor.model.records import BaselinePointer, CaseRecord, RunRecord, TargetRecord
-from noisefloor.store.store import SAFE_NAME, ReadOnlyStore, Store, dumps, has_sample
+from noisefloor.names import SAFE_NAME
+from noisefloor.store.files import dumps
+from noisefloor.store.layout import has_sample
+from noisefloor.store.store import ReadOnlyStore, Store
 
 
 def run_record(suite: str, run_id: str, label: str | None = None) -> RunRecord:
