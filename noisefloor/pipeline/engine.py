@@ -18,6 +18,7 @@ from noisefloor.model.records import BAND_VERSION, CaseBand, CaseRecord, ScoreFi
 from noisefloor.pipeline.banding import band_case, score_case, scorer_config
 from noisefloor.pipeline.doit_runner import REBUILDS, EngineStats, Task, all_current, run_tasks
 from noisefloor.settings import RuleSettings, ScorerGate
+from noisefloor.store.files import dumps
 from noisefloor.store.layout import check_name, has_sample, short_hash
 from noisefloor.store.store import Store
 
@@ -100,6 +101,7 @@ def _verdict_action(
     settings: RuleSettings,
     out: str,
 ) -> bool:
+    # the report model and the rules load where a comparison is made, never for a run
     from noisefloor.model.report import REPORT_VERSION, VerdictFile
     from noisefloor.rules import get_rule
 
@@ -133,7 +135,7 @@ def shard_cases(store: Store, path: Path, model: Any) -> list[Any]:
 def verdict_json(store: Store, path: Path) -> Any:
     """A verdict file's JSON, its frame checked (the report validates it whole): a file of
     another shape is corrupt, dropped so that its task writes it again."""
-    from noisefloor.model.report import REPORT_VERSION
+    from noisefloor.model.report import REPORT_VERSION  # (a comparison's model, not a run's)
 
     data = store.read_derived(path)
     frame = data if isinstance(data, dict) else {}
@@ -150,6 +152,7 @@ def verdict_json(store: Store, path: Path) -> Any:
 
 
 def _report_action(store: Store, shards: list[str], settings: RuleSettings, out: str) -> bool:
+    # the report model and the rules load where a comparison is made, never for a run
     from noisefloor.model.report import REPORT_VERSION, ReportFile, ReportSettings, VerdictFile
     from noisefloor.rules import get_rule
 
@@ -166,8 +169,6 @@ def _report_action(store: Store, shards: list[str], settings: RuleSettings, out:
 
 
 def _dump(obj: Any) -> bytes:
-    from noisefloor.store.files import dumps
-
     return dumps(obj)
 
 
@@ -327,7 +328,7 @@ def comparison_tasks(
     the whole comparison done, and switching rules or flags back and forth never recomputes a
     file twice.
     """
-    from noisefloor.model.report import REPORT_VERSION
+    from noisefloor.model.report import REPORT_VERSION  # (a comparison's model, not a run's)
 
     tasks: list[Task] = []
     verdicts: list[str] = []

@@ -36,7 +36,7 @@ class Rule(Protocol):
 
 
 def get_rule(name: RuleName | str) -> Rule:
-    """The rule of that name."""
+    """The rule of that name (its module loads only when a comparison uses it)."""
     name = RuleName(name)
     if name is RuleName.BAND:
         from noisefloor.rules.band import BandRule

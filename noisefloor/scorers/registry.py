@@ -345,7 +345,7 @@ class Registry:
         if name not in self._defs:
             import difflib
 
-            from noisefloor.scorers import plugins
+            from noisefloor.scorers import plugins  # (the entry points, read for an error only)
 
             known = sorted({*self.names(), *plugins.entry_point_names()})
             close = difflib.get_close_matches(name, known, n=1)
