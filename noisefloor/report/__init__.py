@@ -6,10 +6,11 @@ A report is a `noisefloor.model.report.Report` (`noisefloor.pipeline.comparison`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
+    from noisefloor.model.run import RunSummary
     from noisefloor.store.store import Store
 
 __all__ = ["ALL_FORMATS", "FORMATS", "render_report", "render_run"]
@@ -46,8 +47,8 @@ def render_report(report: Report, fmt: str, store: Store | None = None) -> str:
     return render_terminal(report)
 
 
-def render_run(summary: dict[str, Any], fmt: str) -> str:
-    """A run (no comparison) in one format."""
+def render_run(summary: RunSummary, fmt: str) -> str:
+    """A run (no comparison) in one format, every one of them read from the same summary."""
     if fmt == "html":
         from noisefloor.report.html import render_run as render_run_html
 
@@ -55,7 +56,11 @@ def render_run(summary: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         from noisefloor.report.json import render
 
-        return render(summary)
+        return render(summary.dump())
+    if fmt == "junit":
+        from noisefloor.report.junit import render_run as render_run_junit
+
+        return render_run_junit(summary)
     from noisefloor.report.terminal import render_run as render_run_terminal
 
     text = render_run_terminal(summary)

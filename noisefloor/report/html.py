@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.model.report import CaseReport, Report, Side, Usage
+from noisefloor.model.report import CaseReport, Report, Side
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -24,6 +24,7 @@ from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot,
 
 if TYPE_CHECKING:
     from noisefloor.model.records import CaseRecord, RunRecord, ScorerUse
+    from noisefloor.model.run import RunSummary
     from noisefloor.report.repeats import Repeat
     from noisefloor.store.store import Store
 
@@ -328,40 +329,40 @@ def render(report: Report, store: Store | None = None) -> str:
     return page(f"noisefloor: {report.suite}", body)
 
 
-def render_run(summary: dict[str, Any]) -> str:
+def render_run(summary: RunSummary) -> str:
     """A run without a comparison: per case, each scorer's pass rate and values."""
-    run = summary["run"]
+    run = summary.run
     body = [
         '<header id="summary">',
-        f"<h1>noisefloor: {_e(run['suite'])}</h1>",
+        f"<h1>noisefloor: {_e(run.suite)}</h1>",
         f'<p class="runs"><span class="swatch swatch-candidate"></span> run '
-        f"<code>{_e(run['run_id'])}</code>: {len(run['cases'])} cases, "
-        f"{summary['calls']} target calls ({summary['pending']} samples were missing)</p>",
+        f"<code>{_e(run.run_id)}</code>: {len(run.cases)} cases, "
+        f"{summary.calls} target calls ({summary.pending} samples were missing)</p>",
     ]
-    if "usage" in summary:
-        used = usage_text(Usage.model_validate(summary["usage"]))
+    if summary.usage is not None:
+        used = usage_text(summary.usage)
         body.append(f'<p class="usage" id="usage">usage: {_e(used)}</p>')
-    if summary.get("warnings") or summary.get("unmeasured"):
+    if summary.warnings or summary.unmeasured:
         body.append('<ul class="warnings">')
-        body += [f"<li>warning: {_e(w)}</li>" for w in summary.get("warnings", [])]
-        if summary.get("unmeasured"):
-            body.append(f"<li>error: {_e(summary['unmeasured'])}</li>")
+        body += [f"<li>warning: {_e(w)}</li>" for w in summary.warnings]
+        if summary.unmeasured:
+            body.append(f"<li>error: {_e(summary.unmeasured)}</li>")
         body.append("</ul>")
     body += ["</header>", '<main id="cases">']
-    for shown, case in enumerate(summary["cases"]):
-        sides = [(s["key"], Side(), Side.model_validate(s["side"])) for s in case["scorers"]]
-        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
+    for shown, case in enumerate(summary.cases):
+        sides = [(s.key, Side(), s.side) for s in case.scorers]
+        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case.outcomes.items()))
         rows = "".join(
             f"<tr><td><code>{_e(key)}</code></td><td>{_e(side_text(side))}</td></tr>"
             for key, _, side in sides
         )
         body += [
-            f'<section class="case" id="case-{_e(case["case_id"])}" data-case="{_e(case["case_id"])}">',
-            f"<h2><code>{_e(case['case_id'])}</code></h2>",
+            f'<section class="case" id="case-{_e(case.case_id)}" data-case="{_e(case.case_id)}">',
+            f"<h2><code>{_e(case.case_id)}</code></h2>",
             f'<p class="reason">{_e(outcomes)}</p>',
-            _plot(case["case_id"], sides) if shown < CASES_IN_DETAIL else "",
+            _plot(case.case_id, sides) if shown < CASES_IN_DETAIL else "",
             f'<table class="scorers"><tbody>{rows}</tbody></table>',
             "</section>",
         ]
     body.append("</main>")
-    return page(f"noisefloor: {run['suite']}", body)
+    return page(f"noisefloor: {run.suite}", body)
