@@ -66,7 +66,8 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
 
 
 def _report_out(report: Report, args: argparse.Namespace) -> int:
-    from noisefloor.report import render_report, step_summary
+    from noisefloor.operations.step_summary import append_step_summary
+    from noisefloor.report import render_report
 
     store = store_of(args, read_only=True)
     if args.output is not None:
@@ -75,7 +76,7 @@ def _report_out(report: Report, args: argparse.Namespace) -> int:
         _emit(render_report(report, args.format, store), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
-    step_summary.append_step_summary(report, store)
+    append_step_summary(report, store)
     return report.exit_code
 
 

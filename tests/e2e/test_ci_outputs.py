@@ -50,7 +50,7 @@ def test_diff_appends_the_summary_too(cli, regressed, tmp_path, monkeypatch):
     cli("run", regressed)
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    monkeypatch.setattr("noisefloor.report.step_summary.EXPLAINED", 1)
+    monkeypatch.setattr("noisefloor.operations.step_summary.EXPLAINED", 1)
     assert cli("diff").code == 1
     junit = cli("diff", "--format", "junit")
     assert junit.code == 1 and junit.out.startswith("<?xml")
