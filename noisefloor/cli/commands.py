@@ -252,7 +252,8 @@ def _depths(repeats: list[int]) -> str:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from noisefloor.report.runs import render_runs, run_rows
+    from noisefloor.operations.runs import run_rows
+    from noisefloor.report.runs import render_runs
 
     rows = run_rows(store_of(args, read_only=True), suite_name(args.suite))
     if args.format == "json":
