@@ -70,10 +70,15 @@ def _report_out(report: Report, args: argparse.Namespace) -> int:
     from noisefloor.report import render_report
 
     store = store_of(args, read_only=True)
+    repeats = None
+    if args.format == "html":
+        from noisefloor.operations.repeats import repeats_behind
+
+        repeats = repeats_behind(store, report)
     if args.output is not None:
-        _emit(render_report(report, "terminal"), args, render_report(report, args.format, store))
+        _emit(render_report(report, "terminal"), args, render_report(report, args.format, repeats))
     else:
-        _emit(render_report(report, args.format, store), args)
+        _emit(render_report(report, args.format, repeats), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
     append_step_summary(report, store)

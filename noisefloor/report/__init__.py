@@ -9,27 +9,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from noisefloor.model.repeats import SideRepeats
     from noisefloor.model.report import Report
     from noisefloor.model.run import RunSummary
-    from noisefloor.store.store import Store
 
 __all__ = ["ALL_FORMATS", "FORMATS", "render_report", "render_run"]
 
 #: The formats rendered from the report model alone.
 FORMATS = ("terminal", "json", "markdown", "junit")
-#: And html, which also reads the repeats from the store and needs the `html` extra.
+#: And html, which also lists the repeats behind each verdict and needs the `html` extra.
 ALL_FORMATS = (*FORMATS, "html")
 
 
-def render_report(report: Report, fmt: str, store: Store | None = None) -> str:
+def render_report(
+    report: Report, fmt: str, repeats: Mapping[str, list[SideRepeats]] | None = None
+) -> str:
     """A comparison report in one format, every one of them read from the same model.
 
-    Given the store, the html page also lists the repeats behind each verdict.
+    Given the repeats behind each verdict (read from the store), the html page lists them.
     """
     if fmt == "html":
         from noisefloor.report.html import render as render_html
 
-        return render_html(report, store)
+        return render_html(report, repeats)
     if fmt == "json":
         from noisefloor.report.json import render
 

@@ -6,7 +6,7 @@ Everything a target printed, and every name from a suite, is escaped; nothing is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +23,8 @@ from noisefloor.report._usage import usage_text
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
 
 if TYPE_CHECKING:
-    from noisefloor.model.records import CaseRecord, RunRecord, ScorerUse
+    from noisefloor.model.repeats import Repeat, SideRepeats
     from noisefloor.model.run import RunSummary
-    from noisefloor.report.repeats import Repeat
-    from noisefloor.store.store import Store
 
 __all__ = ["CASES_IN_DETAIL", "escape_html", "page", "render", "render_run"]
 
@@ -228,48 +226,26 @@ def _repeat_html(r: Repeat, opened: bool = False) -> str:
     )
 
 
-class _Runs:
-    """The compared runs' case records, to find each case's samples and scorers."""
-
-    def __init__(self, store: Store, report: Report) -> None:
-        self.store = store
-        self.base = self._cases(report.suite, report.baseline)
-        self.cand = self._cases(report.suite, report.candidate)
-
-    def _cases(self, suite: str, run_id: str | None) -> dict[str, CaseRecord]:
-        if run_id is None:
-            return {}
-        run: RunRecord = self.store.load_run(suite, run_id)
-        return {c.case_id: c for c in run.cases}
-
-    def repeats(self, suite: str, case_id: str, base_run: str | None, cand_run: str) -> str:
-        """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
-        from noisefloor.report.repeats import side_repeats
-
-        cand = self.cand.get(case_id)
-        base = self.base.get(case_id)
-        either = cand or base
-        uses: list[ScorerUse] = either.scorers if either is not None else []
-        parts = []
-        for side, run_id, record in (("baseline", base_run, base), ("candidate", cand_run, cand)):
-            if record is None or run_id is None:
-                continue
-            shown, total = side_repeats(self.store, suite, record, uses)
-            more = (
-                f' <span class="note">({len(shown)} of {total} shown, failing ones first; '
-                f"`noisefloor show {_e(run_id)} --case {_e(case_id)}` prints every one)</span>"
-                if len(shown) < total
-                else ""
-            )
-            first_fail = next((r for r in shown if r.status == "fail"), None)
-            opened = first_fail if side == "candidate" else None
-            parts.append(
-                f'<div class="side side-{side}"><h3><span class="swatch swatch-{side}"></span> '
-                f"{side} <code>{_e(run_id)}</code>{more}</h3>"
-                + "".join(_repeat_html(r, r is opened) for r in shown)
-                + "</div>"
-            )
-        return "".join(parts)
+def _repeats(case_id: str, sides: list[SideRepeats]) -> str:
+    """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
+    parts = []
+    for side in sides:
+        shown, run_id = side.shown, side.run_id
+        more = (
+            f' <span class="note">({len(shown)} of {side.total} shown, failing ones first; '
+            f"`noisefloor show {_e(run_id)} --case {_e(case_id)}` prints every one)</span>"
+            if len(shown) < side.total
+            else ""
+        )
+        first_fail = next((r for r in shown if r.status == "fail"), None)
+        opened = first_fail if side.side == "candidate" else None
+        parts.append(
+            f'<div class="side side-{side.side}"><h3><span class="swatch swatch-{side.side}">'
+            f"</span> {side.side} <code>{_e(run_id)}</code>{more}</h3>"
+            + "".join(_repeat_html(r, r is opened) for r in shown)
+            + "</div>"
+        )
+    return "".join(parts)
 
 
 def _case(case: CaseReport, body: list[str]) -> list[str]:
@@ -290,10 +266,10 @@ def _case(case: CaseReport, body: list[str]) -> list[str]:
     ]
 
 
-def render(report: Report, store: Store | None = None) -> str:
+def render(report: Report, repeats: Mapping[str, list[SideRepeats]] | None = None) -> str:
     """The comparison report as one HTML page. The first `CASES_IN_DETAIL` cases get a plot
-    and, given the store, those not unchanged list their repeats, each output expandable."""
-    runs = _Runs(store, report) if store is not None else None
+    and, given the repeats behind them (`noisefloor.operations.repeats.repeats_behind`), those
+    not unchanged list their repeats, each output expandable."""
     body = [*_header(report), *_settings(report), '<main id="cases">']
     for shown, case in enumerate(report.cases):
         detailed = shown < CASES_IN_DETAIL
@@ -307,16 +283,14 @@ def render(report: Report, store: Store | None = None) -> str:
                 f'<p class="usage">{case.usage.samples} samples taken, using '
                 f"{_e(usage_text(case.usage))}</p>"
             )
-        if runs is not None and case.verdict != "unchanged":
+        if repeats is not None and case.verdict != "unchanged":
             if detailed:
-                # an adopted run is its own baseline: its repeats are listed once
-                base = None if report.adopted else report.baseline
-                repeats = runs.repeats(report.suite, case.case_id, base, report.candidate)
+                listed = _repeats(case.case_id, repeats.get(case.case_id, []))
                 # a failing case's repeats are open: they are what a reviewer came for
                 opened = " open" if case.verdict in ("regressed", "broken") else ""
                 parts.append(
                     f'<details class="repeats"{opened}><summary>The repeats behind this verdict'
-                    f"</summary>{repeats}</details>"
+                    f"</summary>{listed}</details>"
                 )
             else:
                 parts.append(
