@@ -66,48 +66,32 @@ def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw:
 
 
 def _report_out(report: Report, args: argparse.Namespace) -> int:
-    from noisefloor.report import render_report, step_summary
+    from noisefloor.operations.step_summary import append_step_summary
+    from noisefloor.report import render_report
 
     store = store_of(args, read_only=True)
+    repeats = None
+    if args.format == "html":
+        from noisefloor.operations.repeats import repeats_behind
+
+        repeats = repeats_behind(store, report)
     if args.output is not None:
-        _emit(render_report(report, "terminal"), args, render_report(report, args.format, store))
+        _emit(render_report(report, "terminal"), args, render_report(report, args.format, repeats))
     else:
-        _emit(render_report(report, args.format, store), args)
+        _emit(render_report(report, args.format, repeats), args)
     for warning in report.warnings if args.format != "terminal" else []:
         print(f"warning: {warning}", file=sys.stderr)
-    step_summary.append_step_summary(report, store)
+    append_step_summary(report, store)
     return report.exit_code
-
-
-def _run_summary(result: Any) -> dict[str, Any]:
-    from noisefloor.model.verdict import side
-
-    return {
-        "run": result.run.model_dump(
-            mode="json", include={"run_id", "suite", "label", "cases", "rescored_from"}
-        ),
-        **result.spending(),
-        "pending": result.pending,
-        "warnings": result.warnings,
-        "unmeasured": result.unmeasured,
-        "work": result.stats.as_dict(),
-        "cases": [
-            {
-                "case_id": b.case_id,
-                "outcomes": b.outcomes,
-                "scorers": [{"key": s.label, "side": side(s)} for s in b.scorers],
-            }
-            for b in result.bands.values()
-        ],
-    }
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from noisefloor.operations.run import run_suite
+    from noisefloor.operations.run_summary import run_summary
     from noisefloor.report import render_run
 
     result = _sample(args, run_suite)
-    _emit(render_run(_run_summary(result), getattr(args, "format", "terminal")), args)
+    _emit(render_run(run_summary(result), getattr(args, "format", "terminal")), args)
     if args.set_baseline:
         print(f"baseline of {result.run.suite!r} is now {result.run.run_id}", file=sys.stderr)
     return int(ExitCode.HARNESS) if result.unmeasured else 0  # (its cause is in the summary)
@@ -168,11 +152,12 @@ def cmd_ab(args: argparse.Namespace) -> int:
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from noisefloor.operations.rescore import rescore_run
+    from noisefloor.operations.run_summary import run_summary
     from noisefloor.report import render_run
     from noisefloor.suite.suite import load_suite
 
     result = rescore_run(store_of(args), load_suite(args.suite), args.run)
-    _emit(render_run(_run_summary(result), args.format), args)
+    _emit(render_run(run_summary(result), args.format), args)
     return 0
 
 
@@ -272,7 +257,8 @@ def _depths(repeats: list[int]) -> str:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from noisefloor.report.runs import render_runs, run_rows
+    from noisefloor.operations.runs import run_rows
+    from noisefloor.report.runs import render_runs
 
     rows = run_rows(store_of(args, read_only=True), suite_name(args.suite))
     if args.format == "json":

@@ -1,18 +1,20 @@
 """`noisefloor explain CASE [RUN]`: which runs a case is explained from (the newest run holding
-it, against its suite's baseline), with near names when a case or run is not found.
+it, against its suite's baseline), with near names when a case or run is not found; and the
+failing cases of a comparison explained for its job summary.
 """
 
 from __future__ import annotations
 
 import difflib
 
-from noisefloor.errors import StoreError, UsageError
+from noisefloor.errors import NoisefloorError, StoreError, UsageError
 from noisefloor.model.records import RunRecord
+from noisefloor.model.report import Report
 from noisefloor.operations.resolve import baseline_of, resolve_run
 from noisefloor.pipeline.explain import Explanation, explain_case
-from noisefloor.store.store import ReadOnlyStore
+from noisefloor.store.store import ReadOnlyStore, Store
 
-__all__ = ["explain"]
+__all__ = ["explain", "explain_failing"]
 
 
 def explain(
@@ -39,6 +41,23 @@ def explain(
     named = _named_run(store, baseline, cand.suite) if baseline else None
     base = baseline_of(store, cand, named, f"explain {case_id!r}")
     return explain_case(store, base, cand, case_id)
+
+
+def explain_failing(
+    store: Store, report: Report, case_ids: list[str]
+) -> dict[str, Explanation | str]:
+    """Each of `case_ids` of a comparison explained, in order, or why it cannot be (its outputs
+    are gone: the verdict stands). Nothing when the report compared no two runs."""
+    if not case_ids or report.baseline is None or report.candidate is None:
+        return {}
+    base, cand = store.find_run(report.baseline), store.find_run(report.candidate)
+    found: dict[str, Explanation | str] = {}
+    for case_id in case_ids:
+        try:
+            found[case_id] = explain_case(store, base, cand, case_id)
+        except NoisefloorError as exc:
+            found[case_id] = exc.message
+    return found
 
 
 def _named_run(store: ReadOnlyStore, ref: str, suite: str | None = None) -> RunRecord:

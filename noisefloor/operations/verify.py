@@ -8,18 +8,18 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.model.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
+from noisefloor.model.verification import Problem, Verified
 from noisefloor.store.files import not_a_file, remove_not_a_file
 from noisefloor.store.layout import file_kind
 from noisefloor.store.sqlite import unlink_db
 from noisefloor.store.store import Store
 
-__all__ = ["Problem", "Verified", "verify_store"]
+__all__ = ["verify_store"]
 
 #: Kinds whose corrupt files `--repair` deletes: each is rebuilt, retaken or written again.
 REPAIRABLE = frozenset(
@@ -28,36 +28,6 @@ REPAIRABLE = frozenset(
 
 #: A temporary file of an atomic write (`.NAME.PID.ID.tmp`) or of a ledger rebuild.
 _TMP = re.compile(r"^\.?.*\.(\d+)(?:\.[0-9a-f]+)?\.tmp$|^.*\.rebuild-(\d+)\.tmp$")
-
-
-@dataclass
-class Problem:
-    """One file found wrong: where, its kind, what is wrong, and what fixes it."""
-
-    rel: str
-    kind: str
-    what: str
-    fix: str
-    repaired: bool = False
-
-    def line(self) -> str:
-        return f"{self.rel}: {self.kind}: {self.what}\n  {self.fix}"
-
-
-@dataclass
-class Verified:
-    """What `verify_store` found: every file read, and the problems among them."""
-
-    files: int
-    problems: list[Problem]
-    ledger_rebuilt: bool = False
-    ledger_error: str | None = None
-    """Why a repair could not rebuild the ledger (a run record it indexes is corrupt)."""
-
-    @property
-    def left(self) -> list[Problem]:
-        """The problems still there (all of them, unless repaired)."""
-        return [p for p in self.problems if not p.repaired]
 
 
 def _files(root: Path) -> Iterator[Path]:

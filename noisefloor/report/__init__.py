@@ -6,29 +6,34 @@ A report is a `noisefloor.model.report.Report` (`noisefloor.pipeline.comparison`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from noisefloor.model.repeats import SideRepeats
     from noisefloor.model.report import Report
-    from noisefloor.store.store import Store
+    from noisefloor.model.run import RunSummary
 
 __all__ = ["ALL_FORMATS", "FORMATS", "render_report", "render_run"]
 
 #: The formats rendered from the report model alone.
 FORMATS = ("terminal", "json", "markdown", "junit")
-#: And html, which also reads the repeats from the store and needs the `html` extra.
+#: And html, which also lists the repeats behind each verdict and needs the `html` extra.
 ALL_FORMATS = (*FORMATS, "html")
 
 
-def render_report(report: Report, fmt: str, store: Store | None = None) -> str:
+def render_report(
+    report: Report, fmt: str, repeats: Mapping[str, list[SideRepeats]] | None = None
+) -> str:
     """A comparison report in one format, every one of them read from the same model.
 
-    Given the store, the html page also lists the repeats behind each verdict.
+    Given the repeats behind each verdict (read from the store), the html page lists them.
     """
     if fmt == "html":
         from noisefloor.report.html import render as render_html
 
-        return render_html(report, store)
+        return render_html(report, repeats)
     if fmt == "json":
         from noisefloor.report.json import render
 
@@ -46,8 +51,8 @@ def render_report(report: Report, fmt: str, store: Store | None = None) -> str:
     return render_terminal(report)
 
 
-def render_run(summary: dict[str, Any], fmt: str) -> str:
-    """A run (no comparison) in one format."""
+def render_run(summary: RunSummary, fmt: str) -> str:
+    """A run (no comparison) in one format, every one of them read from the same summary."""
     if fmt == "html":
         from noisefloor.report.html import render_run as render_run_html
 
@@ -55,7 +60,11 @@ def render_run(summary: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         from noisefloor.report.json import render
 
-        return render(summary)
+        return render(summary.dump())
+    if fmt == "junit":
+        from noisefloor.report.junit import render_run as render_run_junit
+
+        return render_run_junit(summary)
     from noisefloor.report.terminal import render_run as render_run_terminal
 
     text = render_run_terminal(summary)

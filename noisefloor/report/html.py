@@ -6,11 +6,11 @@ Everything a target printed, and every name from a suite, is escaped; nothing is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.model.report import CaseReport, Report, Side, Usage
+from noisefloor.model.report import CaseReport, Report, Side
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -23,9 +23,8 @@ from noisefloor.report._usage import usage_text
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
 
 if TYPE_CHECKING:
-    from noisefloor.model.records import CaseRecord, RunRecord, ScorerUse
-    from noisefloor.report.repeats import Repeat
-    from noisefloor.store.store import Store
+    from noisefloor.model.repeats import Repeat, SideRepeats
+    from noisefloor.model.run import RunSummary
 
 __all__ = ["CASES_IN_DETAIL", "escape_html", "page", "render", "render_run"]
 
@@ -227,48 +226,26 @@ def _repeat_html(r: Repeat, opened: bool = False) -> str:
     )
 
 
-class _Runs:
-    """The compared runs' case records, to find each case's samples and scorers."""
-
-    def __init__(self, store: Store, report: Report) -> None:
-        self.store = store
-        self.base = self._cases(report.suite, report.baseline)
-        self.cand = self._cases(report.suite, report.candidate)
-
-    def _cases(self, suite: str, run_id: str | None) -> dict[str, CaseRecord]:
-        if run_id is None:
-            return {}
-        run: RunRecord = self.store.load_run(suite, run_id)
-        return {c.case_id: c for c in run.cases}
-
-    def repeats(self, suite: str, case_id: str, base_run: str | None, cand_run: str) -> str:
-        """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
-        from noisefloor.report.repeats import side_repeats
-
-        cand = self.cand.get(case_id)
-        base = self.base.get(case_id)
-        either = cand or base
-        uses: list[ScorerUse] = either.scorers if either is not None else []
-        parts = []
-        for side, run_id, record in (("baseline", base_run, base), ("candidate", cand_run, cand)):
-            if record is None or run_id is None:
-                continue
-            shown, total = side_repeats(self.store, suite, record, uses)
-            more = (
-                f' <span class="note">({len(shown)} of {total} shown, failing ones first; '
-                f"`noisefloor show {_e(run_id)} --case {_e(case_id)}` prints every one)</span>"
-                if len(shown) < total
-                else ""
-            )
-            first_fail = next((r for r in shown if r.status == "fail"), None)
-            opened = first_fail if side == "candidate" else None
-            parts.append(
-                f'<div class="side side-{side}"><h3><span class="swatch swatch-{side}"></span> '
-                f"{side} <code>{_e(run_id)}</code>{more}</h3>"
-                + "".join(_repeat_html(r, r is opened) for r in shown)
-                + "</div>"
-            )
-        return "".join(parts)
+def _repeats(case_id: str, sides: list[SideRepeats]) -> str:
+    """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
+    parts = []
+    for side in sides:
+        shown, run_id = side.shown, side.run_id
+        more = (
+            f' <span class="note">({len(shown)} of {side.total} shown, failing ones first; '
+            f"`noisefloor show {_e(run_id)} --case {_e(case_id)}` prints every one)</span>"
+            if len(shown) < side.total
+            else ""
+        )
+        first_fail = next((r for r in shown if r.status == "fail"), None)
+        opened = first_fail if side.side == "candidate" else None
+        parts.append(
+            f'<div class="side side-{side.side}"><h3><span class="swatch swatch-{side.side}">'
+            f"</span> {side.side} <code>{_e(run_id)}</code>{more}</h3>"
+            + "".join(_repeat_html(r, r is opened) for r in shown)
+            + "</div>"
+        )
+    return "".join(parts)
 
 
 def _case(case: CaseReport, body: list[str]) -> list[str]:
@@ -289,10 +266,10 @@ def _case(case: CaseReport, body: list[str]) -> list[str]:
     ]
 
 
-def render(report: Report, store: Store | None = None) -> str:
+def render(report: Report, repeats: Mapping[str, list[SideRepeats]] | None = None) -> str:
     """The comparison report as one HTML page. The first `CASES_IN_DETAIL` cases get a plot
-    and, given the store, those not unchanged list their repeats, each output expandable."""
-    runs = _Runs(store, report) if store is not None else None
+    and, given the repeats behind them (`noisefloor.operations.repeats.repeats_behind`), those
+    not unchanged list their repeats, each output expandable."""
     body = [*_header(report), *_settings(report), '<main id="cases">']
     for shown, case in enumerate(report.cases):
         detailed = shown < CASES_IN_DETAIL
@@ -306,16 +283,14 @@ def render(report: Report, store: Store | None = None) -> str:
                 f'<p class="usage">{case.usage.samples} samples taken, using '
                 f"{_e(usage_text(case.usage))}</p>"
             )
-        if runs is not None and case.verdict != "unchanged":
+        if repeats is not None and case.verdict != "unchanged":
             if detailed:
-                # an adopted run is its own baseline: its repeats are listed once
-                base = None if report.adopted else report.baseline
-                repeats = runs.repeats(report.suite, case.case_id, base, report.candidate)
+                listed = _repeats(case.case_id, repeats.get(case.case_id, []))
                 # a failing case's repeats are open: they are what a reviewer came for
                 opened = " open" if case.verdict in ("regressed", "broken") else ""
                 parts.append(
                     f'<details class="repeats"{opened}><summary>The repeats behind this verdict'
-                    f"</summary>{repeats}</details>"
+                    f"</summary>{listed}</details>"
                 )
             else:
                 parts.append(
@@ -328,40 +303,40 @@ def render(report: Report, store: Store | None = None) -> str:
     return page(f"noisefloor: {report.suite}", body)
 
 
-def render_run(summary: dict[str, Any]) -> str:
+def render_run(summary: RunSummary) -> str:
     """A run without a comparison: per case, each scorer's pass rate and values."""
-    run = summary["run"]
+    run = summary.run
     body = [
         '<header id="summary">',
-        f"<h1>noisefloor: {_e(run['suite'])}</h1>",
+        f"<h1>noisefloor: {_e(run.suite)}</h1>",
         f'<p class="runs"><span class="swatch swatch-candidate"></span> run '
-        f"<code>{_e(run['run_id'])}</code>: {len(run['cases'])} cases, "
-        f"{summary['calls']} target calls ({summary['pending']} samples were missing)</p>",
+        f"<code>{_e(run.run_id)}</code>: {len(run.cases)} cases, "
+        f"{summary.calls} target calls ({summary.pending} samples were missing)</p>",
     ]
-    if "usage" in summary:
-        used = usage_text(Usage.model_validate(summary["usage"]))
+    if summary.usage is not None:
+        used = usage_text(summary.usage)
         body.append(f'<p class="usage" id="usage">usage: {_e(used)}</p>')
-    if summary.get("warnings") or summary.get("unmeasured"):
+    if summary.warnings or summary.unmeasured:
         body.append('<ul class="warnings">')
-        body += [f"<li>warning: {_e(w)}</li>" for w in summary.get("warnings", [])]
-        if summary.get("unmeasured"):
-            body.append(f"<li>error: {_e(summary['unmeasured'])}</li>")
+        body += [f"<li>warning: {_e(w)}</li>" for w in summary.warnings]
+        if summary.unmeasured:
+            body.append(f"<li>error: {_e(summary.unmeasured)}</li>")
         body.append("</ul>")
     body += ["</header>", '<main id="cases">']
-    for shown, case in enumerate(summary["cases"]):
-        sides = [(s["key"], Side(), Side.model_validate(s["side"])) for s in case["scorers"]]
-        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
+    for shown, case in enumerate(summary.cases):
+        sides = [(s.key, Side(), s.side) for s in case.scorers]
+        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case.outcomes.items()))
         rows = "".join(
             f"<tr><td><code>{_e(key)}</code></td><td>{_e(side_text(side))}</td></tr>"
             for key, _, side in sides
         )
         body += [
-            f'<section class="case" id="case-{_e(case["case_id"])}" data-case="{_e(case["case_id"])}">',
-            f"<h2><code>{_e(case['case_id'])}</code></h2>",
+            f'<section class="case" id="case-{_e(case.case_id)}" data-case="{_e(case.case_id)}">',
+            f"<h2><code>{_e(case.case_id)}</code></h2>",
             f'<p class="reason">{_e(outcomes)}</p>',
-            _plot(case["case_id"], sides) if shown < CASES_IN_DETAIL else "",
+            _plot(case.case_id, sides) if shown < CASES_IN_DETAIL else "",
             f'<table class="scorers"><tbody>{rows}</tbody></table>',
             "</section>",
         ]
     body.append("</main>")
-    return page(f"noisefloor: {run['suite']}", body)
+    return page(f"noisefloor: {run.suite}", body)

@@ -1,15 +1,17 @@
 """The JUnit XML report, for CI systems that show test results: one testcase per case, a failure
-for regressed or broken cases, carrying the same numbers as the other formats."""
+for regressed or broken cases (or, in a run without comparison, for failed repeats)."""
 
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from noisefloor.model.parts import Side
 from noisefloor.model.report import Report, Usage
+from noisefloor.model.run import RunSummary
 from noisefloor.report._evidence import evidence_line, quoted_examples, side_text
 from noisefloor.report._usage import amount
 
-__all__ = ["render"]
+__all__ = ["render", "render_run"]
 
 _FAILING = {"regressed", "broken"}
 
@@ -23,6 +25,12 @@ def _usage(parent: ET.Element, usage: Usage | None) -> None:
         if value is not None:
             shown = amount(value) if name == "cost" else str(value)
             ET.SubElement(props, "property", name=f"usage.{name}", value=shown)
+
+
+def _xml(suite: ET.Element) -> str:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    )
 
 
 def render(report: Report) -> str:
@@ -56,6 +64,48 @@ def render(report: Report) -> str:
             failure.text = body
         elif case.verdict in ("inconclusive", "quarantine", "invalid"):
             ET.SubElement(el, "system-out").text = f"{case.verdict}: {case.reason}\n{body}"
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    return _xml(suite)
+
+
+def _failed(side: Side) -> bool:
+    """A scorer failed a repeat, could not score one, or had no valid repeat to score."""
+    return not side.n or side.k != side.n or bool(side.scorer_errors)
+
+
+def render_run(summary: RunSummary) -> str:
+    """A run without comparison as JUnit XML. It judges nothing (there is no baseline): a case
+    fails where one of its scorers failed a repeat, or scored none, and the failure says so with
+    the pass counts; its output lists every scorer's numbers. The run's warnings, and why it
+    measured too little when it did (it exits 3), are the suite's error output."""
+    name = f"noisefloor.{summary.run.suite}"
+    failing = [c for c in summary.cases if any(_failed(s.side) for s in c.scorers)]
+    suite = ET.Element(
+        "testsuite",
+        name=name,
+        tests=str(len(summary.cases)),
+        failures=str(len(failing)),
+        errors="0",
     )
+    _usage(suite, summary.usage)
+    for case in summary.cases:
+        el = ET.SubElement(suite, "testcase", classname=name, name=case.case_id)
+        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case.outcomes.items()))
+        lines = [f"{s.key}: {side_text(s.side)}" for s in case.scorers]
+        failed = [s for s in case.scorers if _failed(s.side)]
+        if failed:
+            counts = ", ".join(f"{s.key} {s.side.k or 0}/{s.side.n or 0}" for s in failed)
+            failure = ET.SubElement(
+                el,
+                "failure",
+                message=f"repeats failed (no comparison: not a verdict): {counts}",
+                type="failed-repeats",
+            )
+            failure.text = "\n".join([f"({outcomes})", *lines])
+        else:
+            ET.SubElement(el, "system-out").text = "\n".join([f"({outcomes})", *lines])
+    notes = [f"warning: {w}" for w in summary.warnings]
+    if summary.unmeasured:
+        notes.append(f"error: {summary.unmeasured}")
+    if notes:
+        ET.SubElement(suite, "system-err").text = "\n".join(notes)
+    return _xml(suite)

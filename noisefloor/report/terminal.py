@@ -5,9 +5,8 @@ Plain text (no colour codes), so that it reads the same in a CI log as in a term
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from noisefloor.model.parts import Side, Usage
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -21,6 +20,7 @@ from noisefloor.report._usage import usage_text
 
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
+    from noisefloor.model.run import RunSummary
 
 __all__ = ["render", "render_run"]
 
@@ -124,22 +124,21 @@ def render(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_run(summary: dict[str, Any]) -> str:
+def render_run(summary: RunSummary) -> str:
     """A run without comparison: per case, the pass count of every scorer."""
-    run = summary["run"]
     lines = [
-        f"{run['run_id']}",
-        f"  {len(run['cases'])} cases, {summary['calls']} target calls ({summary['pending']} samples were missing)",
+        f"{summary.run.run_id}",
+        f"  {len(summary.run.cases)} cases, {summary.calls} target calls ({summary.pending} samples were missing)",
     ]
-    if "usage" in summary:
-        lines.append(f"  usage: {usage_text(Usage.model_validate(summary['usage']))}")
-    for case in summary["cases"]:
-        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case["outcomes"].items()))
-        lines.append(f"  {case['case_id']}  ({outcomes})")
-        for s in case["scorers"]:
-            lines.append(f"      {s['key']}: {side_text(Side.model_validate(s['side']))}")
-    for warning in summary.get("warnings", []):
+    if summary.usage is not None:
+        lines.append(f"  usage: {usage_text(summary.usage)}")
+    for case in summary.cases:
+        outcomes = ", ".join(f"{k} x{v}" for k, v in sorted(case.outcomes.items()))
+        lines.append(f"  {case.case_id}  ({outcomes})")
+        for s in case.scorers:
+            lines.append(f"      {s.key}: {side_text(s.side)}")
+    for warning in summary.warnings:
         lines.append(f"warning: {warning}")
-    if summary.get("unmeasured"):
-        lines.append(f"error: {summary['unmeasured']}")
+    if summary.unmeasured:
+        lines.append(f"error: {summary.unmeasured}")
     return "\n".join(lines) + "\n"

@@ -3,12 +3,9 @@ fixes it), the ledger's rebuild, and a count; as text or as JSON."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import orjson
 
-if TYPE_CHECKING:
-    from noisefloor.operations.verify import Verified
+from noisefloor.model.verification import Problem, Verified
 
 __all__ = ["render"]
 
@@ -24,7 +21,7 @@ def render(found: Verified, fmt: str, repair: bool) -> str:
             "left": len(found.left),
         }
         return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
-    lines = [p.line() for p in found.problems]
+    lines = [_line(p) for p in found.problems]
     if found.ledger_rebuilt:
         lines.append("ledger rebuilt from the sample and run files")
     elif found.ledger_error:
@@ -38,3 +35,7 @@ def render(found: Verified, fmt: str, repair: bool) -> str:
         + (f", {repaired} repaired, {len(found.left)} left" if repair else "")
     )
     return "\n".join(lines) + "\n"
+
+
+def _line(problem: Problem) -> str:
+    return f"{problem.rel}: {problem.kind}: {problem.what}\n  {problem.fix}"

@@ -50,7 +50,7 @@ def test_diff_appends_the_summary_too(cli, regressed, tmp_path, monkeypatch):
     cli("run", regressed)
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    monkeypatch.setattr("noisefloor.report.step_summary.EXPLAINED", 1)
+    monkeypatch.setattr("noisefloor.operations.step_summary.EXPLAINED", 1)
     assert cli("diff").code == 1
     junit = cli("diff", "--format", "junit")
     assert junit.code == 1 and junit.out.startswith("<?xml")
@@ -119,6 +119,44 @@ def test_junit_of_a_clean_check_validates(cli, project):
     assert result.code == 0
     root = _validated(result.out)
     assert root.find(".//failure") is None and len(root.findall(".//testcase")) == 1
+
+
+def test_junit_of_a_run_fails_the_cases_whose_repeats_failed_and_says_it_is_no_verdict(
+    cli, regressed
+):
+    result = cli("run", regressed, "--format", "junit")
+    assert result.code == 0  # a run judges nothing: its exit code stays 0
+    root = _validated(result.out)
+    cases = root.findall(".//testcase")
+    assert sorted(c.get("name") for c in cases) == ["alpha", "beta"]
+    assert root.get("failures") == "2"
+    for case in cases:
+        failure = case.find("failure")
+        assert failure.get("type") == "failed-repeats"
+        assert "no comparison: not a verdict" in failure.get("message")
+        assert "1:contains 0/5" in failure.get("message")
+        assert "1:contains: 0/5" in failure.text
+
+
+def test_junit_of_a_clean_run_validates_with_the_numbers_as_output(cli, project):
+    suite = fake_suite(project, [answer_case("alpha")])
+    result = cli("run", suite, "--format", "junit")
+    assert result.code == 0
+    root = _validated(result.out)
+    assert root.find(".//failure") is None
+    assert "1:contains: 5/5" in root.find(".//testcase/system-out").text
+
+
+def test_the_json_of_a_run_is_its_summary_model(cli, project):
+    from noisefloor.model.run import RunSummary
+
+    suite = fake_suite(project, [answer_case("alpha")])
+    printed = cli("run", suite, "--format", "json").json()
+    assert RunSummary.model_validate(printed).dump() == printed
+    assert sorted(printed) == [
+        "calls", "cases", "pending", "run", "unmeasured", "warnings", "work"
+    ]  # fmt: skip
+    assert printed["cases"][0]["scorers"][0]["side"]["k"] == 5
 
 
 REPO = Path(__file__).resolve().parents[2]

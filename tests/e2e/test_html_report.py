@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
+from noisefloor.operations.repeats import OUTPUT_CHARS
 from noisefloor.report.html import CASES_IN_DETAIL
-from noisefloor.report.repeats import OUTPUT_CHARS
 from tests.browser import needs_chromium, open_page
 from tests.conftest import answer_case, fake_suite
 from tests.llm_server import LlmServer

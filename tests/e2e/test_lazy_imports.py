@@ -105,8 +105,8 @@ def test_a_cached_run_builds_only_the_models_it_reads_and_writes(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     code, models = proc.stdout.splitlines()[-1].removeprefix("built: ").split(" ", 1)
     assert code == "0"
-    # what every run builds: its suite, its record, and the bands it prints
-    for model in ("SuiteFile", "CaseSpec", "RunRecord", "CaseBand", "Side"):
+    # what every run builds: its suite, its record, the bands and the summary it prints
+    for model in ("SuiteFile", "CaseSpec", "RunRecord", "CaseBand", "RunSummary"):
         assert f"'{model}'" in models, models
     # a cached run takes, scores and bands nothing; nor does it build the HTTP kind, the
     # comparison's report, the public store's models, or `explain`'s

@@ -1,48 +1,27 @@
-"""The repeats behind one side of a case, read back from the store for the HTML report: how each
-repeat counted, which scorers failed it and why, and what the target printed, cut to a bound.
+"""The repeats behind each verdict of a report, read back from the store for the HTML page: how
+each repeat counted, which scorers failed it and why, and what the target printed, cut to a bound.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from noisefloor.model.records import CaseRecord, RepeatScore, RepeatStatus, ScoreFile, ScorerUse
 from noisefloor.model.records import repeat_status as _repeat_status
+from noisefloor.model.repeats import Repeat, Shown, SideRepeats
+from noisefloor.model.report import Report
 from noisefloor.pipeline.banding import read_sample
 from noisefloor.pipeline.engine import compared_score_file
 from noisefloor.store.store import Store
 from noisefloor.targets.base import Stream
 from noisefloor.targets.kinds import kind_named
 
-__all__ = ["OUTPUT_CHARS", "REPEATS_SHOWN", "Repeat", "Shown", "side_repeats"]
+__all__ = ["OUTPUT_CHARS", "REPEATS_SHOWN", "repeats_behind", "side_repeats"]
 
 #: Characters of one stream a report shows; `noisefloor show` prints the rest.
 OUTPUT_CHARS = 2000
 #: Repeats of one side a report lists, failing ones first; a page for big suites stays small.
 REPEATS_SHOWN = 30
-
-
-@dataclass(frozen=True)
-class Shown:
-    """One stream as the page shows it: its text, cut, and what was left out or altered."""
-
-    name: str
-    text: str
-    notes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Repeat:
-    """One repeat of one side: pass, fail or invalid, why, and what the target printed."""
-
-    repeat: int
-    status: str
-    reason: str
-    failures: tuple[tuple[str, str], ...]
-    """Each scorer that did not pass this repeat, with its detail."""
-    outcome: str
-    streams: tuple[Shown, ...]
 
 
 def _shown(name: str, stream: Stream | None) -> Shown | None:
@@ -114,3 +93,37 @@ def side_repeats(
             )
         )
     return repeats, len(paths)
+
+
+def repeats_behind(store: Store, report: Report) -> dict[str, list[SideRepeats]]:
+    """Both sides' repeats of each case the HTML page shows in detail and that is not unchanged,
+    by case id (an adopted run is its own baseline: its repeats are listed once)."""
+    from noisefloor.report.html import CASES_IN_DETAIL
+
+    base_cases = _cases(store, report.suite, report.baseline)
+    cand_cases = _cases(store, report.suite, report.candidate)
+    base_run = None if report.adopted else report.baseline
+    found = {}
+    for case in report.cases[:CASES_IN_DETAIL]:
+        if case.verdict == "unchanged":
+            continue
+        cand, base = cand_cases.get(case.case_id), base_cases.get(case.case_id)
+        either = cand or base
+        uses: list[ScorerUse] = either.scorers if either is not None else []
+        sides = []
+        for name, run_id, record in (
+            ("baseline", base_run, base),
+            ("candidate", report.candidate, cand),
+        ):
+            if record is None or run_id is None:
+                continue
+            shown, total = side_repeats(store, report.suite, record, uses)
+            sides.append(SideRepeats(name, run_id, shown, total))
+        found[case.case_id] = sides
+    return found
+
+
+def _cases(store: Store, suite: str, run_id: str | None) -> dict[str, CaseRecord]:
+    if run_id is None:
+        return {}
+    return {c.case_id: c for c in store.load_run(suite, run_id).cases}
