@@ -24,7 +24,7 @@ import pytest
 from distributed import Client
 
 from noisefloor.errors import TargetConfigError, UsageError
-from noisefloor.executors import dask
+from noisefloor.executors import dask as dask_executor
 from noisefloor.executors.base import SampleHooks
 from noisefloor.executors.dask import DaskExecutor
 from noisefloor.executors.sampling import pending_samples, take_samples
@@ -347,7 +347,7 @@ def test_an_executor_that_is_no_executor_is_refused(cli: Any, project: Path) -> 
 def test_a_scheduler_that_cannot_be_reached_is_exit_3_with_a_hint(
     cli: Any, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dask, "CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT_S", 1)
     suite = fake_suite(project, [answer_case("c0")], repeats=2)
     executor = f"dask://127.0.0.1:{_free_port()}"
     result = cli("run", suite, "--executor", executor)
