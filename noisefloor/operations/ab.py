@@ -10,32 +10,23 @@ from dataclasses import dataclass
 
 from noisefloor import __version__
 from noisefloor.errors import NoisefloorError, UsageError
-from noisefloor.executors.sampling import (
-    ArmPending,
-    OnWritten,
-    Pending,
-    Redactor,
-    WrittenListeners,
-    pending_samples,
-    take_interleaved,
-)
+from noisefloor.executors.base import ArmPending, Executor, OnWritten, Pending
+from noisefloor.executors.local import LOCAL
+from noisefloor.executors.redaction import Redactor
+from noisefloor.executors.sampling import pending_samples, take_interleaved
+from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.model.report import Report, TargetChange
-from noisefloor.model.usage import UsageTally
 from noisefloor.operations.check import shown_path
 from noisefloor.operations.cost_budget import check_priced, cost_budget
-from noisefloor.operations.run import (
-    RunOptions,
-    attach_usage,
-    case_records,
-    new_run_id,
-)
+from noisefloor.operations.run import RunOptions, attach_usage, new_run_id
 from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.operations.sequential_check import sequential_check
 from noisefloor.operations.worktree import Checkout, checked_out
-from noisefloor.pipeline.banding import keepers_for
+from noisefloor.pipeline.cases import case_records
 from noisefloor.pipeline.comparison import compare_runs
-from noisefloor.pipeline.indexing import SampleIndexer, index_run
+from noisefloor.pipeline.indexing import index_run
+from noisefloor.pipeline.sample_hooks import sample_hooks
 from noisefloor.rules.exit_policy import finished_report, unmeasured
 from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
@@ -111,7 +102,7 @@ def sample_arms(
     on_sample: Callable[[Pending, RawSample], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_call: Callable[[Pending], None] | None = None,
-    executor: str | None = None,
+    executor: Executor = LOCAL,
 ) -> int:
     """Bring each arm's cases to `upto[case_id]` repeats, taking only the samples they miss.
 
@@ -133,19 +124,8 @@ def sample_arms(
     total = sum(len(w.pending) for w in wanted)
     if on_start is not None:
         on_start(total)
-    indexer = SampleIndexer(store)
-    try:
-        calls = take_interleaved(
-            store,
-            wanted,
-            jobs=jobs,
-            on_sample=on_sample,
-            on_call=on_call,
-            on_written=WrittenListeners(indexer, *keepers_for(total), *_notes(arms)),
-            executor=executor,
-        )
-    finally:
-        indexer.close()
+    with sample_hooks(store, total, *_notes(arms), on_call=on_call, on_sample=on_sample) as hooks:
+        calls = take_interleaved(store, wanted, jobs=jobs, hooks=hooks, executor=executor)
     for arm, made in zip(arms, calls, strict=True):
         arm.calls += made
     return sum(calls)

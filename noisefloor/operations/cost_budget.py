@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from noisefloor.errors import CorruptFile, UsageError
+from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseRecord
-from noisefloor.model.usage import Price, Tokens, UsageTally, envelope_tokens
+from noisefloor.model.usage import Price, Tokens, envelope_tokens
 from noisefloor.store.store import Store
 
 __all__ = ["CostBudget", "check_priced", "cost_budget"]

@@ -7,9 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from noisefloor.errors import BaselineMissing, NoisefloorError, UsageError
+from noisefloor.executors.base import Executor
+from noisefloor.executors.local import LOCAL
 from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.operations.run import RunOptions, past_lost, run_session
-from noisefloor.operations.run import case_key as key_of
+from noisefloor.pipeline.cases import case_key as key_of
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.store.pool import held_repeats
 from noisefloor.store.store import Store
@@ -32,12 +34,12 @@ class Deepened:
 
 
 def deepen_baseline(
-    store: Store, suite: Suite, repeats: int, jobs: int = 1, executor: str | None = None
+    store: Store, suite: Suite, repeats: int, jobs: int = 1, executor: Executor = LOCAL
 ) -> Deepened:
     """Top every case of the suite's baseline up to `repeats` repeats, and point the baseline at
     a run that rests on them. The target as it is now must be the baseline's version.
 
-    `executor` is as `RunOptions.executor`: a Dask scheduler whose workers take the samples."""
+    `executor` is as `RunOptions.executor`: what makes the target calls."""
     pointer = store.baseline(suite.name)
     if pointer is None:
         raise BaselineMissing(

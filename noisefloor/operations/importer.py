@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from noisefloor.errors import UsageError
-from noisefloor.executors.sampling import Redactor
+from noisefloor.executors.redaction import Redactor
 from noisefloor.model.records import (
     BaselinePointer,
     CaseRecord,
@@ -21,7 +21,7 @@ from noisefloor.model.records import (
     TargetRecord,
 )
 from noisefloor.operations.public_inputs import taken_input
-from noisefloor.operations.run import case_key, scorer_uses
+from noisefloor.pipeline.cases import case_key, scorer_uses
 from noisefloor.pipeline.engine import band_tasks, run_tasks
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.store.layout import short_hash

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from noisefloor.errors import StoreError, UsageError
 from noisefloor.operations.resolve import newest_sampled, resolve_run
-from noisefloor.operations.run import RunResult, bands_of, new_run_id, scorer_uses
+from noisefloor.operations.run import RunResult, bands_of, new_run_id
+from noisefloor.pipeline.cases import scorer_uses
 from noisefloor.pipeline.comparison import require_samples
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.store.layout import utc_now

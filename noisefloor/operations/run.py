@@ -13,25 +13,23 @@ from typing import TYPE_CHECKING, Any
 
 from noisefloor import __version__
 from noisefloor.errors import UsageError
-from noisefloor.executors.sampling import (
-    Pending,
-    Redactor,
-    WrittenListeners,
-    pending_samples,
-    take_samples,
-)
-from noisefloor.model.records import CaseBand, CaseRecord, RunRecord, ScorerUse
-from noisefloor.model.usage import UsageTally
+from noisefloor.executors.base import Executor, Pending
+from noisefloor.executors.local import LOCAL
+from noisefloor.executors.redaction import Redactor
+from noisefloor.executors.sampling import pending_samples, take_samples
+from noisefloor.executors.usage_tally import UsageTally
+from noisefloor.model.records import CaseBand, CaseRecord, RunRecord
 from noisefloor.operations.sample_facts import SampleFacts
-from noisefloor.pipeline import banding
+from noisefloor.pipeline.cases import case_records
 from noisefloor.pipeline.engine import EngineStats, band_tasks, read_rebuilt, run_current
-from noisefloor.pipeline.indexing import SampleIndexer, index_run
+from noisefloor.pipeline.indexing import index_run
+from noisefloor.pipeline.sample_hooks import sample_hooks
 from noisefloor.rules.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.settings import RuleSettings
 from noisefloor.store.fingerprint import GIT_LABEL
-from noisefloor.store.layout import LOST_MARK, has_sample, lost_to_infra, short_hash, utc_now
+from noisefloor.store.layout import LOST_MARK, has_sample, lost_to_infra, utc_now
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Case, Suite
+from noisefloor.suite.suite import Suite
 from noisefloor.suite.targets import BuiltTarget, build_target
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.kinds import kind_named
@@ -46,13 +44,10 @@ __all__ = [
     "RunSession",
     "attach_usage",
     "bands_of",
-    "case_key",
-    "case_records",
     "new_run_id",
     "past_lost",
     "run_session",
     "run_suite",
-    "scorer_uses",
 ]
 
 
@@ -66,8 +61,8 @@ class RunOptions:
     label: str | None = None
     replace: bool = False
     set_baseline: bool = False
-    executor: str | None = None
-    """A Dask scheduler (`dask://HOST:PORT`) whose workers take the samples; None: here."""
+    executor: Executor = LOCAL
+    """What makes the target calls (`executors.executor_of`): here, or a Dask cluster's workers."""
     on_sample: Callable[[Pending, RawSample], None] | None = None
     on_call: Callable[[Pending], None] | None = None
     on_start: Callable[[int], None] | None = None
@@ -98,27 +93,6 @@ class RunResult:
     exits 3 with it."""
 
 
-def scorer_uses(case: Case) -> list[ScorerUse]:
-    """The scorers of a case as a run records them."""
-    return [
-        ScorerUse(
-            label=b.label,
-            name=b.scorer.name,
-            params=b.scorer.spec.params,
-            impl_hash=b.scorer.spec.impl_hash,
-            min_effect=b.min_effect,
-            suspect_drop=b.suspect_drop,
-        )
-        for b in case.scorers
-    ]
-
-
-def case_key(case: Case, taken: str | None = None) -> str:
-    """The cache key of what the target receives for a case: its id and input (`taken`, the
-    input its samples were taken with, when that is not the suite's, as an import's may be)."""
-    return short_hash({"case_id": case.id, "input": case.input if taken is None else taken})
-
-
 def new_run_id(suite: str) -> str:
     stamp = utc_now().replace("-", "").replace(":", "")
     return f"{stamp}-{suite}"
@@ -141,36 +115,6 @@ def bands_of(
         build,
     )
     return read, stats.merged(rebuilt)
-
-
-def case_records(
-    store: Store,
-    suite: Suite,
-    built: BuiltTarget,
-    epoch: int,
-    repeats: int | None = None,
-    redactor: Redactor | None = None,
-) -> list[CaseRecord]:
-    """Each case as a run records it: its sample directory (the cache key) and its scorers."""
-    redactor = redactor or Redactor(suite.redact, built.secrets)
-    key = built.record.key
-    cases = []
-    for case in suite.cases:
-        key_of_case = case_key(case)
-        sample_dir = store.sample_rel(suite.name, case.id, key, key_of_case, epoch)
-        cases.append(
-            CaseRecord(
-                case_id=case.id,
-                case_key=key_of_case,
-                input=redactor.text(case.input),
-                repeats=repeats or case.repeats,
-                sample_dir=sample_dir,
-                tags=list(case.tags),
-                scorers=scorer_uses(case),
-                line=case.line,
-            )
-        )
-    return cases
 
 
 class RunSession:
@@ -238,24 +182,24 @@ class RunSession:
         self.last_taken = Counter(item.case.case_id for item in pending)
         if self.opts.on_start is not None:
             self.opts.on_start(len(pending))
-        indexer = SampleIndexer(self.store)
-        try:
+        with sample_hooks(
+            self.store,
+            len(pending),
+            self._facts.note,
+            self.usage,
+            on_call=self.opts.on_call,
+            on_sample=self.opts.on_sample,
+        ) as hooks:
             calls = take_samples(
                 self.store,
                 self.built.target,
                 pending,
                 jobs=self.opts.jobs,
                 redactor=self.redactor,
-                on_sample=self.opts.on_sample,
-                on_call=self.opts.on_call,
-                on_written=WrittenListeners(
-                    indexer, self._facts.note, self.usage, *banding.keepers_for(len(pending))
-                ),
+                hooks=hooks,
                 executor=self.opts.executor,
                 source=self.built.source,
             )
-        finally:
-            indexer.close()
         self.calls += calls
         self.taken += len(pending)
         return calls

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from noisefloor.executors.sampling import Pending
+from noisefloor.executors.base import Pending
 from noisefloor.model.records import CaseRecord
 from noisefloor.pipeline import banding
 from noisefloor.store.store import Store

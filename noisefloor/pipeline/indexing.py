@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from noisefloor.executors.sampling import Pending
+from noisefloor.executors.base import Pending
 from noisefloor.ledger.ledger import Ledger, ledger_path
 from noisefloor.model.records import RunRecord
 from noisefloor.pipeline.engine import score_file
@@ -32,10 +32,10 @@ def index_run(store: Store, run: RunRecord) -> None:
 class SampleIndexer:
     """Indexes the samples sampling writes, in batches: the writer flushes them whenever it
     waits for the next sample, and at least every `FLUSH_S` while they keep coming (see
-    `sampling.OnWritten`). A run killed halfway has in the ledger every sample it took but those
-    of its last moments, and the run's own indexing at the end reads none again.
+    `executors.base.OnWritten`). A run killed halfway has in the ledger every sample it took
+    but those of its last moments, and the run's own indexing at the end reads none again.
 
-    Pass it as `take_samples(..., on_written=indexer)`; the ledger opens on the first flush.
+    `sample_hooks` passes it to every take; the ledger opens on the first flush.
     """
 
     def __init__(self, store: Store) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from noisefloor.executors.sampling import Redactor, pending_samples, take_samples
+from noisefloor.executors.redaction import Redactor
+from noisefloor.executors.sampling import pending_samples, take_samples
 from noisefloor.model.records import CaseRecord
+from noisefloor.pipeline.cases import case_records
 from noisefloor.pipeline.engine import band_tasks
-from noisefloor.pipeline.indexing import SampleIndexer
+from noisefloor.pipeline.sample_hooks import sample_hooks
 from noisefloor.store.store import Store
 from noisefloor.suite.suite import load_suite
 from noisefloor.suite.targets import build_target
@@ -30,8 +32,6 @@ def suite_tasks(suite_path: str | Path, root: str | Path = ".noisefloor") -> lis
     Returns:
         doit task dicts (`sample:…`, `score:…`, `band:…`), ready to yield from a `task_*` function.
     """
-    from noisefloor.operations.run import case_records
-
     suite = load_suite(suite_path)
     store = Store(root)
     built = build_target(suite, store.root)
@@ -43,11 +43,8 @@ def suite_tasks(suite_path: str | Path, root: str | Path = ".noisefloor") -> lis
     def take(case: CaseRecord, repeat: int) -> bool:
         store.ensure()
         pending = [p for p in pending_samples(store, [case], inputs) if p.repeat == repeat]
-        indexer = SampleIndexer(store)
-        try:
-            take_samples(store, built.target, pending, redactor=redactor, on_written=indexer)
-        finally:
-            indexer.close()
+        with sample_hooks(store, len(pending)) as hooks:
+            take_samples(store, built.target, pending, redactor=redactor, hooks=hooks)
         return True
 
     return band_tasks(store, suite.name, cases, {}, sample_action=take).tasks

@@ -24,9 +24,11 @@ import pytest
 from distributed import Client
 
 from noisefloor.errors import TargetConfigError, UsageError
-from noisefloor.executors import dask_client
+from noisefloor.executors import dask as dask_executor
+from noisefloor.executors.base import SampleHooks
+from noisefloor.executors.dask import DaskExecutor
 from noisefloor.executors.sampling import pending_samples, take_samples
-from noisefloor.operations.run import case_records
+from noisefloor.pipeline.cases import case_records
 from noisefloor.store.store import Store
 from noisefloor.suite.suite import load_suite
 from noisefloor.suite.targets import build_target
@@ -224,7 +226,8 @@ def test_a_worker_computing_another_version_refuses_the_task(
     stale = dataclasses.replace(built.source, key="0" * len(built.source.key))
     pending = pending_samples(store, case_records(store, suite, built, 0))
     with pytest.raises(TargetConfigError) as refused:
-        take_samples(store, built.target, pending, executor=cluster.executor, source=stale)
+        executor = DaskExecutor(cluster.executor)
+        take_samples(store, built.target, pending, executor=executor, source=stale)
     message = refused.value.format_message()
     assert f"computes target version {built.record.key}" in message
     assert "refuses to take samples of another version" in message
@@ -244,9 +247,9 @@ def test_a_sample_that_arrives_twice_is_written_once(
         store,
         built.target,
         [*pending, *pending],
-        executor=cluster.executor,
+        executor=DaskExecutor(cluster.executor),
         source=built.source,
-        on_written=lambda item, path, data: written.append(path),
+        hooks=SampleHooks(lambda item, path, data: written.append(path)),
     )
     assert calls == 2
     assert sorted(written) == sorted(p.path for p in pending)
@@ -274,9 +277,9 @@ def test_ctrl_c_cancels_the_clusters_tasks(
             store,
             built.target,
             pending,
-            executor=cluster.executor,
+            executor=DaskExecutor(cluster.executor),
             source=built.source,
-            on_sample=interrupt,
+            hooks=SampleHooks(on_sample=interrupt),
         )
     # the sample that arrived is kept; the tasks still queued never run
     assert len(_sample_files(_isolated_root)) == 1
@@ -344,7 +347,7 @@ def test_an_executor_that_is_no_executor_is_refused(cli: Any, project: Path) -> 
 def test_a_scheduler_that_cannot_be_reached_is_exit_3_with_a_hint(
     cli: Any, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dask_client, "CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT_S", 1)
     suite = fake_suite(project, [answer_case("c0")], repeats=2)
     executor = f"dask://127.0.0.1:{_free_port()}"
     result = cli("run", suite, "--executor", executor)
@@ -361,4 +364,5 @@ def test_an_in_process_target_is_refused_before_reaching_a_cluster(
     pending = pending_samples(store, case_records(store, suite, build_target(suite), 0))
     target = FunctionTarget(lambda case, repeat: "Paris")
     with pytest.raises(UsageError, match="takes samples of command and http targets only"):
-        take_samples(store, target, pending, executor=f"dask://127.0.0.1:{_free_port()}")
+        executor = DaskExecutor(f"dask://127.0.0.1:{_free_port()}")
+        take_samples(store, target, pending, executor=executor)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from noisefloor.executors.sampling import Redactor
+from noisefloor.executors.redaction import Redactor
 from noisefloor.model.records import CaseRecord, TargetRecord
 from noisefloor.operations.ab import Arm, sample_arms
 from noisefloor.store.store import Store

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from noisefloor.errors import TargetConfigError
-from noisefloor.executors.sampling import Pending, WrittenListeners
+from noisefloor.executors.base import Pending, SampleHooks
 from noisefloor.model.records import CaseRecord
 from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.pipeline import banding
@@ -131,11 +131,9 @@ def test_listeners_are_told_in_turn_and_only_those_that_batch_are_flushed() -> N
             self.flushed += 1
 
     batching = Batching()
-    listeners = WrittenListeners(
-        batching, lambda item, path, data: told.append(("plain", data["n"]))
-    )
-    listeners(None, Path("x"), {"n": 1})  # type: ignore[arg-type]
-    listeners.flush()
+    hooks = SampleHooks(batching, lambda item, path, data: told.append(("plain", data["n"])))
+    hooks.written(None, Path("x"), {"n": 1})  # type: ignore[arg-type]
+    hooks.flush()
 
     assert told == [("batching", 1), ("plain", 1)]
     assert batching.flushed == 1

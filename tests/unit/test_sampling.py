@@ -16,13 +16,9 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor.executors.sampling import (
-    ArmPending,
-    Redactor,
-    pending_samples,
-    take_interleaved,
-    take_samples,
-)
+from noisefloor.executors.base import ArmPending, SampleHooks
+from noisefloor.executors.redaction import Redactor
+from noisefloor.executors.sampling import pending_samples, take_interleaved, take_samples
 from noisefloor.model.records import CaseRecord
 from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget
@@ -152,7 +148,8 @@ def test_each_written_sample_is_reported_once_its_file_is_there(tmp_path: Path) 
         seen.append((item.case.case_id, item.repeat, path.exists(), sample["output"]["text"]))
 
     redactor = Redactor(["question"])
-    take_samples(store, FunctionTarget(_answer), pending, redactor=redactor, on_written=on_written)
+    hooks = SampleHooks(on_written)
+    take_samples(store, FunctionTarget(_answer), pending, redactor=redactor, hooks=hooks)
     assert sorted(seen) == [
         ("case-0", 0, True, "[REDACTED] 0 / 0"),
         ("case-0", 1, True, "[REDACTED] 0 / 1"),
@@ -250,7 +247,7 @@ def test_an_on_written_that_batches_is_flushed_in_batches_and_at_the_end(tmp_pat
                 batches.append(self.held)
             self.held = 0
 
-    take_samples(store, FunctionTarget(_answer), pending, on_written=Batching())
+    take_samples(store, FunctionTarget(_answer), pending, hooks=SampleHooks(Batching()))
     assert sum(batches) == 50
     assert len(batches) < 25, batches
 
@@ -263,7 +260,7 @@ def test_a_sample_indexer_has_indexed_every_sample_once_closed(tmp_path: Path) -
     pending = pending_samples(store, _cases(store, 4, 2))
     indexer = SampleIndexer(store)
     try:
-        take_samples(store, FunctionTarget(_answer), pending, on_written=indexer)
+        take_samples(store, FunctionTarget(_answer), pending, hooks=SampleHooks(indexer))
     finally:
         indexer.close()
     with Ledger(ledger_path(tmp_path)) as ledger:
@@ -297,7 +294,7 @@ def test_a_blocking_target_takes_every_repeat_once_in_order(tmp_path: Path) -> N
         _sleeper(tmp_path),
         pending,
         jobs=1,
-        on_call=lambda p: started.append((p.case.case_id, p.repeat)),
+        hooks=SampleHooks(on_call=lambda p: started.append((p.case.case_id, p.repeat))),
     )
 
     assert calls == 6
@@ -337,7 +334,8 @@ def test_an_interrupted_blocking_run_keeps_what_finished_and_writes_no_killed_ca
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        take_samples(store, _sleeper(tmp_path), pending, jobs=2, on_sample=interrupt)
+        hooks = SampleHooks(on_sample=interrupt)
+        take_samples(store, _sleeper(tmp_path), pending, jobs=2, hooks=hooks)
 
     assert time.monotonic() - started < 10
     assert seen == ["case-0"]

@@ -12,9 +12,10 @@ import pytest
 
 from noisefloor.cli.options import money
 from noisefloor.errors import SuiteError, UsageError
-from noisefloor.executors.sampling import Pending
+from noisefloor.executors.base import Pending
+from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseRecord
-from noisefloor.model.usage import Price, Tokens, UsageTally, envelope_tokens
+from noisefloor.model.usage import Price, Tokens, envelope_tokens
 from noisefloor.operations.cost_budget import CostBudget, check_priced
 from noisefloor.report._usage import amount, usage_text
 from noisefloor.scorers.registry import REGISTRY
