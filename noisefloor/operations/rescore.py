@@ -10,7 +10,7 @@ from noisefloor.operations.run import RunResult, bands_of, new_run_id, scorer_us
 from noisefloor.pipeline.comparison import require_samples
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.store.store import ReadOnlyStore, Store, utc_now
-from noisefloor.suite.suite import Suite
+from noisefloor.suite.model import Suite
 
 __all__ = ["rescore_run"]
 

@@ -30,10 +30,11 @@ from noisefloor.rules.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.settings import RuleSettings
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.store import LOST_MARK, Store, has_sample, lost_to_infra, short_hash, utc_now
-from noisefloor.suite.suite import Case, Suite
-from noisefloor.suite.targets import BuiltTarget, build_target
+from noisefloor.suite.model import Case, Suite
+from noisefloor.suite.targets import build_target
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.kinds import kind_named
+from noisefloor.targets.source import BuiltTarget
 
 if TYPE_CHECKING:
     from noisefloor.model.parts import Usage

@@ -14,7 +14,7 @@ from noisefloor.model.records import CaseRecord
 from noisefloor.pipeline.engine import band_tasks
 from noisefloor.pipeline.indexing import SampleIndexer
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import load_suite
+from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 
 __all__ = ["suite_tasks"]

@@ -28,7 +28,6 @@ from noisefloor.targets.base import (
 from noisefloor.targets.command import utc_now_iso
 from noisefloor.targets.http_backend import AsyncioBackend
 from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
-from noisefloor.targets.http_kind import HttpSpec
 from noisefloor.targets.http_response import (
     Attempt,
     AttemptKind,
@@ -42,6 +41,7 @@ from noisefloor.targets.http_retry import (
     RETRY_AFTER_MAX_S,
     backoff_delay,
 )
+from noisefloor.targets.http_spec import HttpSpec
 from noisefloor.targets.templating import check_value, render_value
 
 __all__ = ["HttpTarget"]
