@@ -2,7 +2,8 @@
 it builds from them and the place they live, its checks after a run, what of its envelope the
 ledger and `show` present).
 
-A kind is one module under `targets/` plus one registration: a line in `_BUILTIN`, or `register`.
+A kind registers with `register`; a built-in one is its module and its data module (fields, ledger
+columns) under `targets/`, named in `_BUILTIN` and `_DATA`.
 """
 
 from __future__ import annotations
