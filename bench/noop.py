@@ -25,7 +25,7 @@ from _common import cached_suite_args, import_floor, median, noisefloor, write_s
 CHECK_FLOOR = """
 import sys
 import noisefloor.cli.commands, noisefloor.operations.check
-from noisefloor.suite.suite import load_suite
+from noisefloor.suite.load import load_suite
 load_suite(sys.argv[1])
 """
 

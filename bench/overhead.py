@@ -43,9 +43,7 @@ def bare_loop(argvs: list[list[str]]) -> None:
 
 #: What a run imports, for the bare loop run from a process of the harness's size (fork copies
 #: its page tables).
-HARNESS_IMPORTS = (
-    "import noisefloor.cli.commands, noisefloor.operations.run, noisefloor.suite.suite"
-)
+HARNESS_IMPORTS = "import noisefloor.cli.commands, noisefloor.operations.run, noisefloor.suite.load"
 
 
 def store_files(directory: Path, cases: int, repeats: int) -> None:

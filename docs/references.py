@@ -227,7 +227,7 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
 
 
 def _suite_schema() -> dict[str, Any]:
-    from noisefloor.suite.suite import suite_json_schema
+    from noisefloor.suite.json_schema import suite_json_schema
 
     return suite_json_schema()
 

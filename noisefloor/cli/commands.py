@@ -123,7 +123,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from noisefloor.executors import executor_of
     from noisefloor.operations.ab import ab_suite
     from noisefloor.operations.run import RunOptions
-    from noisefloor.suite.suite import load_suite
+    from noisefloor.suite.load import load_suite
 
     suite = load_suite(args.suite)
     opts = RunOptions(
@@ -154,7 +154,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from noisefloor.operations.rescore import rescore_run
     from noisefloor.operations.run_summary import run_summary
     from noisefloor.report import render_run
-    from noisefloor.suite.suite import load_suite
+    from noisefloor.suite.load import load_suite
 
     result = rescore_run(store_of(args), load_suite(args.suite), args.run)
     _emit(render_run(run_summary(result), args.format), args)
@@ -227,7 +227,7 @@ def _deepen(store: Any, args: argparse.Namespace) -> int:
     from noisefloor.executors import executor_of
     from noisefloor.operations.deepen import deepen_baseline
     from noisefloor.settings import BASELINE_REPEATS
-    from noisefloor.suite.suite import load_suite
+    from noisefloor.suite.load import load_suite
 
     suite = load_suite(args.suite)
     own = suite.defaults.baseline_repeats
@@ -287,7 +287,7 @@ def cmd_scorers(args: argparse.Namespace) -> int:
     from noisefloor.scorers.registry import REGISTRY
 
     if args.suite is not None:
-        from noisefloor.suite.suite import load_suite_plugins
+        from noisefloor.suite.load import load_suite_plugins
 
         load_suite_plugins(args.suite)
     _emit(render_scorers(REGISTRY.table()), args)
@@ -298,7 +298,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     import orjson
 
     from noisefloor.model.report import report_json_schema
-    from noisefloor.suite.suite import suite_json_schema
+    from noisefloor.suite.json_schema import suite_json_schema
 
     schema = report_json_schema() if args.report else suite_json_schema()
     _emit(orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode() + "\n", args)
@@ -350,7 +350,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from noisefloor.operations.importer import import_store
-    from noisefloor.suite.suite import load_suite
+    from noisefloor.suite.load import load_suite
 
     suite = load_suite(args.suite)
     result = import_store(store_of(args), suite, args.source)

@@ -149,7 +149,7 @@ def watched(opts: Any) -> Any:
 
 def load_suite_of(args: argparse.Namespace) -> Any:
     """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
-    from noisefloor.suite.suite import cases_suite, load_suite
+    from noisefloor.suite.load import cases_suite, load_suite
     from noisefloor.targets.endpoint_flags import EndpointFlags
 
     flags = EndpointFlags(
@@ -204,7 +204,7 @@ def _check_base_url(url: str | None, source: str) -> None:
 def suite_name(suite: str | None) -> str | None:
     """A suite named by its name or by its file (`--suite` of `runs`, `history`, `explain`)."""
     if suite is not None and os.path.isfile(suite):
-        from noisefloor.suite.suite import load_suite
+        from noisefloor.suite.load import load_suite
 
         return load_suite(Path(suite)).name
     return suite

@@ -24,12 +24,13 @@ from noisefloor.ledger.rows import (
     sample_row,
 )
 from noisefloor.ledger.schema import (
-    SCHEMA,
     SCHEMA_VERSION,
     UPSERT_LABEL_RUN,
     UPSERT_RUN,
     UPSERT_RUN_SAMPLE,
-    UPSERT_SAMPLE,
+    kind_columns,
+    schema,
+    upsert_sample,
 )
 from noisefloor.model.records import (
     RunRecord,
@@ -84,9 +85,10 @@ class Ledger(Database):
         # a ledger file cut to nothing opens as a new one, and forgot its runs just as a
         # corrupt one does
         blank = os.path.isfile(path) and os.path.getsize(path) == 0
-        super().__init__(path, SCHEMA, SCHEMA_VERSION)
+        super().__init__(path, schema(), SCHEMA_VERSION)
         self._score_files = score_files
         try:
+            self._add_kind_columns()
             if (self.recreated or blank) and self.path.name == LEDGER_FILE:
                 # an older schema or a corrupt file was dropped: index the store's files again,
                 # in place (upserts), so that no command sees a ledger that forgot its runs
@@ -94,6 +96,21 @@ class Ledger(Database):
         except BaseException:
             self.close()
             raise
+
+    def _add_kind_columns(self) -> None:
+        """Add to `samples` the columns of kinds registered since the file was made (at its end):
+        the schema's version counts the built-in kinds alone."""
+        conn = self._db()
+
+        def missing() -> list[str]:
+            have = {row[1] for row in conn.execute("PRAGMA table_info(samples)")}
+            return [name for name in kind_columns() if name not in have]
+
+        if not missing():
+            return
+        with transaction(conn):
+            for name in missing():  # again under the write lock: another process may have
+                conn.execute(f'ALTER TABLE samples ADD COLUMN "{name}" TEXT')
 
     def __enter__(self) -> Ledger:
         """Use the ledger in a `with` block that closes it."""
@@ -138,7 +155,7 @@ class Ledger(Database):
         rows = [sample_row(relative(store_root, path), sample) for path, sample in samples]
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.executemany(UPSERT_SAMPLE, rows)
+            conn.executemany(upsert_sample(), rows)
 
         self.write(work)
 
@@ -192,7 +209,7 @@ class Ledger(Database):
                 conn.executemany(UPSERT_RUN_SAMPLE, links)
             else:
                 conn.execute(_COPY_RUN_SAMPLES, (run.run_id, twin))
-            conn.executemany(UPSERT_SAMPLE, samples)
+            conn.executemany(upsert_sample(), samples)
             if run.label:
                 conn.execute(
                     "DELETE FROM label_runs WHERE suite = ? AND label = ?", (run.suite, run.label)
@@ -361,7 +378,7 @@ def _fill(conn: sqlite3.Connection, store: Store, score_files: ScoreFiles) -> di
     members = [label_row(suite, label, r) for suite, label, ids in store.labels() for r in ids]
     # files are read before the transaction, so the write lock is held only for the writes
     with transaction(conn):
-        conn.executemany(UPSERT_SAMPLE, samples)
+        conn.executemany(upsert_sample(), samples)
         conn.executemany(UPSERT_RUN, [run_row(run) for run in runs])
         conn.executemany(UPSERT_RUN_SAMPLE, links)
         conn.executemany(UPSERT_LABEL_RUN, members)

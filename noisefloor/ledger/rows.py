@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from noisefloor.errors import StoreError
-from noisefloor.ledger.schema import KIND_COLUMNS
+from noisefloor.ledger.schema import kind_columns
 from noisefloor.model.records import (
     CaseRecord,
     RepeatStatus,
@@ -64,11 +64,12 @@ def sample_row(rel: str, sample: dict[str, Any]) -> Row:
         )
     output = _text(sample.get("output")) or ""
     wall_s = sample.get("wall_s")
-    # what of its envelope a sample shows is its kind's to say; the rest stays NULL
-    shown = dict.fromkeys(KIND_COLUMNS) | {
-        k: v
-        for k, v in kind_named(str(sample.get("kind"))).ledger_columns(sample).items()
-        if k in KIND_COLUMNS
+    # what of its envelope a sample shows is its kind's to say, in the columns it declares; the
+    # rest stays NULL
+    kind = kind_named(str(sample.get("kind")))
+    declared = {field.name for field in kind.ledger_fields}
+    shown = dict.fromkeys(kind_columns()) | {
+        k: v for k, v in kind.ledger_columns(sample).items() if k in declared
     }
     return {
         "sample_path": rel,

@@ -1,62 +1,63 @@
-"""The ledger's schema: its tables, its views (the quarantine-lane design's `runs` relation among
-them), their version, and the upserts that write rows into them.
+"""The ledger's schema: its tables (`samples` with the columns the target kinds declare), its views
+(the quarantine-lane design's `runs` relation among them), their version, and the upserts.
 
-Rows come from `ledger.py`; opening, locking and transactions from `sqlite_db.py`.
+Rows come from `ledger/rows.py`; opening, locking and transactions from `store/sqlite.py`.
 """
 
 from __future__ import annotations
 
+from noisefloor.targets.kinds import ledger_fields
+
 __all__ = [
-    "KIND_COLUMNS",
-    "SCHEMA",
     "SCHEMA_VERSION",
     "UPSERT_LABEL_RUN",
     "UPSERT_RUN",
     "UPSERT_RUN_SAMPLE",
-    "UPSERT_SAMPLE",
+    "kind_columns",
+    "schema",
+    "upsert_sample",
 ]
 
 #: Bump whenever a table or a view changes; an older ledger is dropped and rebuilt from the files.
 SCHEMA_VERSION = 2
 
-_SAMPLE_COLUMNS = (
-    "sample_path",
-    "suite",
-    "case_id",
-    "repeat_idx",
-    "target_key",
-    "case_key",
-    "epoch",
-    "kind",
-    "started_at",
-    "model",
-    "served_model",
-    "base_host",
-    "harness_version",
-    "outcome",
-    "error",
-    "exit_code",
-    "latency_ms",
-    "finish_reason",
-    "prompt_sha",
-    "request_sha",
-    "output_sha",
-    "output_text",
-    "stderr_text",
-    "raw_json",
+#: The columns of `samples` every sample fills, with their declarations; the target kinds add
+#: theirs (`ledger_fields`), each after the column it names.
+_COMMON_SAMPLE_COLUMNS = (
+    ("sample_path", "TEXT PRIMARY KEY"),
+    ("suite", "TEXT NOT NULL"),
+    ("case_id", "TEXT NOT NULL"),
+    ("repeat_idx", "INTEGER NOT NULL"),
+    ("target_key", "TEXT NOT NULL"),
+    ("case_key", "TEXT NOT NULL"),
+    ("epoch", "INTEGER NOT NULL"),
+    ("kind", "TEXT"),
+    ("started_at", "TEXT"),
+    ("outcome", "TEXT NOT NULL"),
+    ("error", "TEXT"),
+    ("exit_code", "INTEGER"),
+    ("latency_ms", "REAL"),
+    ("output_sha", "TEXT"),
+    ("output_text", "TEXT"),
+    ("stderr_text", "TEXT"),
 )
 
-#: The columns of `samples` a target kind fills from its samples' envelopes.
-KIND_COLUMNS = (
-    "model",
-    "served_model",
-    "base_host",
-    "harness_version",
-    "finish_reason",
-    "prompt_sha",
-    "request_sha",
-    "raw_json",
-)
+
+def _sample_columns() -> list[tuple[str, str]]:
+    """Every column of `samples` in table order: the common ones, and each kind's placed."""
+    columns = list(_COMMON_SAMPLE_COLUMNS)
+    for field in ledger_fields():
+        names = [name for name, _ in columns]
+        if field.name not in names:
+            at = names.index(field.after) + 1 if field.after in names else len(columns)
+            columns.insert(at, (field.name, "TEXT"))
+    return columns
+
+
+def kind_columns() -> list[str]:
+    """The columns of `samples` the target kinds fill from their samples' envelopes."""
+    return [field.name for field in ledger_fields()]
+
 
 _RUN_COLUMNS = (
     "run_id",
@@ -73,35 +74,9 @@ _RUN_COLUMNS = (
 
 _RUN_SAMPLE_COLUMNS = ("run_id", "case_id", "repeat_idx", "sample_path", "status", "reason")
 
-SCHEMA = (
-    """
-    CREATE TABLE samples (
-        sample_path TEXT PRIMARY KEY,
-        suite TEXT NOT NULL,
-        case_id TEXT NOT NULL,
-        repeat_idx INTEGER NOT NULL,
-        target_key TEXT NOT NULL,
-        case_key TEXT NOT NULL,
-        epoch INTEGER NOT NULL,
-        kind TEXT,
-        started_at TEXT,
-        model TEXT,
-        served_model TEXT,
-        base_host TEXT,
-        harness_version TEXT,
-        outcome TEXT NOT NULL,
-        error TEXT,
-        exit_code INTEGER,
-        latency_ms REAL,
-        finish_reason TEXT,
-        prompt_sha TEXT,
-        request_sha TEXT,
-        output_sha TEXT,
-        output_text TEXT,
-        stderr_text TEXT,
-        raw_json TEXT
-    )
-    """,
+# The views name the built-in kinds' columns: the quarantine-lane design's `runs` is exactly its
+# columns, whatever kinds a process registers.
+_TABLES_AND_VIEWS = (
     "CREATE INDEX samples_case ON samples (suite, case_id)",
     """
     CREATE TABLE run_records (
@@ -200,6 +175,14 @@ SCHEMA = (
     """,
 )
 
+
+def schema() -> tuple[str, ...]:
+    """The statements that create the ledger's tables and views, `samples` with the columns of
+    every kind registered in this process."""
+    declared = ",\n".join(f"        {name} {decl}" for name, decl in _sample_columns())
+    return (f"\n    CREATE TABLE samples (\n{declared}\n    )\n    ", *_TABLES_AND_VIEWS)
+
+
 # -- upserts ---------------------------------------------------------------------------------
 
 
@@ -209,7 +192,11 @@ def _upsert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})"
 
 
-UPSERT_SAMPLE = _upsert_sql("samples", _SAMPLE_COLUMNS)
 UPSERT_RUN = _upsert_sql("run_records", _RUN_COLUMNS)
 UPSERT_RUN_SAMPLE = _upsert_sql("run_samples", _RUN_SAMPLE_COLUMNS)
 UPSERT_LABEL_RUN = _upsert_sql("label_runs", ("suite", "label", "run_id"))
+
+
+def upsert_sample() -> str:
+    """The upsert of one `samples` row, named parameters for every column."""
+    return _upsert_sql("samples", tuple(name for name, _ in _sample_columns()))

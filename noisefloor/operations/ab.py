@@ -34,10 +34,11 @@ from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import utc_now
 from noisefloor.store.pool import pooled_baseline
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Suite
-from noisefloor.suite.targets import BuiltTarget, build_target
+from noisefloor.suite.model import Suite
+from noisefloor.suite.targets import build_target
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.kinds import kind_named
+from noisefloor.targets.source import BuiltTarget
 from noisefloor.targets.version_change import version_change
 
 __all__ = ["Arm", "ab_suite", "new_arm", "sample_arms"]

@@ -37,7 +37,7 @@ from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.store.pool import against_pool, pooled_baseline
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Suite
+from noisefloor.suite.model import Suite
 from noisefloor.suite.targets import build_target
 from noisefloor.targets.version_change import version_change
 

@@ -15,7 +15,7 @@ from noisefloor.pipeline.cases import case_key as key_of
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.store.pool import held_repeats
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Suite
+from noisefloor.suite.model import Suite
 from noisefloor.suite.targets import build_target
 
 __all__ = ["Deepened", "deepen_baseline"]

@@ -33,7 +33,7 @@ from noisefloor.store.public import (
     read_public_store,
 )
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Suite
+from noisefloor.suite.model import Suite
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 from noisefloor.targets.command_kind import KIND as COMMAND
 from noisefloor.targets.kinds import kind_of

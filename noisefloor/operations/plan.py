@@ -50,7 +50,7 @@ def plan_inputs(
     source = "flags"
     pmins: list[float] | None = None
     if suite_path is not None:
-        from noisefloor.suite.suite import load_suite
+        from noisefloor.suite.load import load_suite
 
         suite = load_suite(suite_path)
         repeats = repeats or min(c.repeats for c in suite.cases)
@@ -154,7 +154,7 @@ def _depths(
     baseline holds (median over cases), else the defaults."""
     cap, depth, held = max_repeats, baseline_repeats, ""
     if suite_path is not None:
-        from noisefloor.suite.suite import load_suite
+        from noisefloor.suite.load import load_suite
 
         suite = load_suite(suite_path)
         cap = cap or suite.defaults.max_repeats

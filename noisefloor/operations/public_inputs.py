@@ -10,7 +10,7 @@ import re
 
 from noisefloor.errors import StoreError
 from noisefloor.store.public import PublicCase, PublicInvocation, PublicRunFile
-from noisefloor.suite.suite import Case
+from noisefloor.suite.model import Case
 
 __all__ = ["taken_input"]
 

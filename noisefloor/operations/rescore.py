@@ -12,7 +12,7 @@ from noisefloor.pipeline.comparison import require_samples
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.store.layout import utc_now
 from noisefloor.store.store import ReadOnlyStore, Store
-from noisefloor.suite.suite import Suite
+from noisefloor.suite.model import Suite
 
 __all__ = ["rescore_run"]
 

@@ -29,10 +29,11 @@ from noisefloor.settings import RuleSettings
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import LOST_MARK, has_sample, lost_to_infra, utc_now
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Suite
-from noisefloor.suite.targets import BuiltTarget, build_target
+from noisefloor.suite.model import Suite
+from noisefloor.suite.targets import build_target
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.kinds import kind_named
+from noisefloor.targets.source import BuiltTarget
 
 if TYPE_CHECKING:
     from noisefloor.model.parts import Usage

@@ -8,8 +8,8 @@ from noisefloor.executors.redaction import Redactor
 from noisefloor.model.records import CaseRecord, ScorerUse
 from noisefloor.store.layout import short_hash
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import Case, Suite
-from noisefloor.suite.targets import BuiltTarget
+from noisefloor.suite.model import Case, Suite
+from noisefloor.targets.source import BuiltTarget
 
 __all__ = ["case_key", "case_records", "scorer_uses"]
 

@@ -16,7 +16,7 @@ from noisefloor.pipeline.cases import case_records
 from noisefloor.pipeline.engine import band_tasks
 from noisefloor.pipeline.sample_hooks import sample_hooks
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import load_suite
+from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 
 __all__ = ["suite_tasks"]

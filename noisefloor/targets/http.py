@@ -6,7 +6,6 @@ Endpoint failures are data: classified (http_response), retried (http_retry), ke
 from __future__ import annotations
 
 import asyncio
-import ssl
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,9 +25,7 @@ from noisefloor.targets.base import (
     output_sha,
 )
 from noisefloor.targets.command import utc_now_iso
-from noisefloor.targets.http_backend import AsyncioBackend
-from noisefloor.targets.http_env import ca_source, load_ssl_context, proxy_for
-from noisefloor.targets.http_kind import HttpSpec
+from noisefloor.targets.http_connections import Connections
 from noisefloor.targets.http_response import (
     Attempt,
     AttemptKind,
@@ -42,6 +39,7 @@ from noisefloor.targets.http_retry import (
     RETRY_AFTER_MAX_S,
     backoff_delay,
 )
+from noisefloor.targets.http_spec import HttpSpec
 from noisefloor.targets.templating import check_value, render_value
 
 __all__ = ["HttpTarget"]
@@ -54,9 +52,6 @@ _TRANSPORT_ERRORS = (
     OSError,
 )
 _REDACTED = "[REDACTED]"
-#: What carries one request at a time: a connection of its own, or through a proxy, a pool of one
-#: connection (the tunnel or the forwarding is the proxy pool's).
-_Carrier = httpcore.AsyncHTTPConnection | httpcore.AsyncHTTPProxy
 
 
 def _scrub(obj: Any, secret: str) -> Any:
@@ -70,36 +65,10 @@ def _scrub(obj: Any, secret: str) -> Any:
     return obj
 
 
-def _reusable(carrier: _Carrier) -> bool:
-    """Whether a carrier that carried a request can carry the next: a connection that the server
-    closed, that a cancelled request cut, or that never connected is made again (a proxy pool
-    does that itself)."""
-    if isinstance(carrier, httpcore.AsyncHTTPProxy):
-        return True
-    return carrier.is_available() and not carrier.has_expired()
-
-
-async def _close_all(carriers: list[_Carrier]) -> None:
-    await asyncio.gather(*(carrier.aclose() for carrier in carriers))
-
-
-async def _close_when_cancelled(carriers: list[_Carrier]) -> None:
-    """Wait until cancelled, then close the connections in `carriers`.
-
-    A caller may end its event loop without calling `aclose`; `asyncio.run` cancels the tasks
-    left when its coroutine returns, so this closes the loop's connections before the loop
-    closes. Otherwise they would be freed later by the garbage collector, with a ResourceWarning.
-    """
-    try:
-        await asyncio.get_running_loop().create_future()
-    finally:
-        await _close_all(carriers)
-
-
 class HttpTarget(VersionedTarget):
     """Sends each case to an OpenAI-compatible `/chat/completions` endpoint, once per sample.
 
-    All samples share one set of connections (see `_carrier`), a run-wide retry budget and a
+    All samples share one set of connections (`Connections`), a run-wide retry budget and a
     pause: a 429 seen by any call holds back every call until the endpoint's requested delay has
     passed.
 
@@ -159,18 +128,7 @@ class HttpTarget(VersionedTarget):
         self._extensions = {
             "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
         }
-        #: Every carrier made in the current loop, and those of them carrying no request now.
-        self._carriers: list[_Carrier] = []
-        self._idle: list[_Carrier] = []
-        self._carriers_loop: asyncio.AbstractEventLoop | None = None
-        self._closer: asyncio.Task[None] | None = None
-        self._proxy = proxy_for(self.url)
-        proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
-        self._tls = self.url.startswith("https:") or proxy_tls
-        # checked now, loaded with the first connection: loading a CA bundle takes ~0.1 s
-        self._ca = ca_source() if self._tls else None
-        self._ssl: ssl.SSLContext | None = None
-        self._backend = AsyncioBackend()
+        self._connections = Connections(self.url)
         self._calls_started = 0
         self._retries_used = 0
         # time.monotonic(), not the loop's clock, so the pause survives a new event loop
@@ -249,68 +207,9 @@ class HttpTarget(VersionedTarget):
 
     async def aclose(self) -> None:
         """Close the shared connections."""
-        carriers = list(self._carriers)
-        self._carriers.clear()  # the list the closer holds: cancelled, it closes nothing
-        if self._closer is not None:
-            self._closer.cancel()
-        self._carriers_loop, self._closer = None, None
-        await _close_all(carriers)
+        await self._connections.aclose()
 
     # -- one call ----------------------------------------------------------------------------
-
-    async def _carrier(self) -> _Carrier:
-        """A connection carrying no request, a new one when all are busy; made in the running loop.
-
-        The connections so grow to the number of requests seen in flight at once, and a request
-        never waits for a free one (the harness's own semaphore bounds concurrency). The caller
-        hands the carrier back to `_idle` when its request is done.
-
-        Connections are httpcore's, used without its pool: the pool does work quadratic in its
-        connection count on every request (encode/httpx#3215), and even a pool of one took 10%
-        more CPU per request than its connection alone. What the pool does between requests is
-        done here: a connection that cannot carry another request is closed and made again.
-        """
-        loop = asyncio.get_running_loop()
-        if self._carriers_loop is not loop:
-            # connections are bound to the loop they were made in; a new loop needs new ones,
-            # and the old loop's were closed when it ended
-            self._carriers, self._idle, self._carriers_loop = [], [], loop
-            self._closer = loop.create_task(_close_when_cancelled(self._carriers))
-        while self._idle:
-            # the most recently used: its connection is the likeliest to be alive still
-            used = self._idle.pop()
-            if _reusable(used):
-                return used
-            self._carriers.remove(used)
-            await used.aclose()
-        if self._ssl is None and self._tls:
-            # once per target, not once per connection
-            self._ssl = load_ssl_context(self._ca)
-        carrier: _Carrier
-        if self._proxy is None:
-            carrier = httpcore.AsyncHTTPConnection(
-                origin=httpcore.URL(self.url).origin,
-                ssl_context=self._ssl,
-                network_backend=self._backend,
-            )
-        else:
-            # a CONNECT tunnel for https endpoints, absolute-form requests for http ones
-            proxy = self._proxy
-            carrier = httpcore.AsyncHTTPProxy(
-                proxy_url=httpcore.URL(
-                    scheme=proxy.scheme.encode(),
-                    host=proxy.host.encode("idna"),
-                    port=proxy.port,
-                    target=b"/",
-                ),
-                proxy_auth=proxy.auth,
-                ssl_context=self._ssl,
-                proxy_ssl_context=self._ssl if proxy.scheme == "https" else None,
-                max_connections=1,
-                network_backend=self._backend,
-            )
-        self._carriers.append(carrier)
-        return carrier
 
     def _messages(self, case: CaseInput, repeat: int) -> list[Any]:
         values = {"input": case.input, "case_id": case.case_id, "repeat": str(repeat)}
@@ -347,7 +246,7 @@ class HttpTarget(VersionedTarget):
 
     async def _attempt(self, payload: bytes) -> Attempt:
         """Send the request once, read the answer within the body cap, and classify it."""
-        carrier = await self._carrier()
+        carrier = await self._connections.take()
         started = time.perf_counter()
         status: int | None = None
         try:
@@ -378,7 +277,7 @@ class HttpTarget(VersionedTarget):
         except _TRANSPORT_ERRORS as exc:
             detail = " ".join(str(exc).split())
             name = type(exc).__name__
-            proxy = self._proxy
+            proxy = self._connections.proxy
             # where it failed, as a URL names it (the transport's words vary by platform)
             via = (
                 f" (through the proxy {proxy.shown})" if proxy is not None else f" (at {self.host})"
@@ -390,7 +289,7 @@ class HttpTarget(VersionedTarget):
                 problem=(f"{name}: {detail}" if detail else name) + via,
             )
         finally:
-            self._idle.append(carrier)
+            self._connections.give_back(carrier)
         if self._api_key:
             # before any excerpt is cut from the body: a cut through the key would keep a piece
             content = content.replace(self._api_key.encode(), _REDACTED.encode())

@@ -1,6 +1,5 @@
-"""The HTTP kind: a suite's `target.http` (the endpoint flags that override it are re-exported
-from `targets/endpoint_flags.py`), how such a target builds and versions itself, its checks
-after a run, and what of its envelope the ledger shows.
+"""The HTTP kind: how a target of a suite's `target.http` (`targets/http_spec.py`) builds and
+versions itself, its checks after a run, and what of its envelope the ledger shows.
 
 The client itself is `targets/http.py`, imported only when a target is built.
 """
@@ -10,69 +9,26 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from noisefloor.errors import TargetConfigError
 from noisefloor.model.records import RunRecord, TargetRecord
-from noisefloor.model.usage import Price
 from noisefloor.store.layout import short_hash
 from noisefloor.targets.base import exchange_hashes, output_sha
-from noisefloor.targets.endpoint_flags import EndpointFlags
-from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind, secret_values
+from noisefloor.targets.http_spec import LEDGER_FIELDS, HttpFields, HttpSpec
+from noisefloor.targets.kinds import TargetKind, secret_values
+from noisefloor.targets.source import BuiltTarget, TargetPlace
 
 if TYPE_CHECKING:
-    from noisefloor.suite.suite import Suite
     from noisefloor.targets.base import RawSample
 
-__all__ = ["KIND", "EndpointFlags", "HttpFields", "HttpKind", "HttpSpec"]
+__all__ = ["KIND", "HttpKind"]
 
 Loc = tuple[Any, ...]
-
-
-class HttpSpec(SpecFields):
-    """An OpenAI-compatible chat-completions endpoint."""
-
-    base_url: str
-    """E.g. `http://127.0.0.1:8080/v1`; `/chat/completions` is appended."""
-    model: str
-    api_key_env: str | None = None
-    """Name of the environment variable holding the key; the key itself is never stored."""
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = Field(default=None, gt=0)
-    system: str | None = None
-    """A system message sent before the user message."""
-    messages: list[dict[str, Any]] | None = None
-    """Message template; default: one user message with `{{input}}`."""
-    response_format: dict[str, Any] | None = None
-    timeout_s: float = Field(default=60.0, gt=0)
-    """Seconds one attempt may take, from connecting to the last byte of the answer."""
-    max_response_bytes: int = Field(default=10_000_000, gt=0)
-    """Bytes of an answer read at most; a longer one is an infrastructure error, never held."""
-    extra_body: dict[str, Any] = {}
-    """Further request fields, sent as they are."""
-    max_retries: int = Field(default=5, ge=0)
-    """Retries of one call on infrastructure errors (connection, timeout, 408/409/429/5xx)."""
-    retry_budget: int | None = Field(default=None, ge=0)
-    """Retries allowed across the whole run (default: as many as there are calls)."""
-    accept_finish: list[str] = Field(default=["stop"], min_length=1)
-    """Finish reasons that pass the answer on to the scorers (e.g. add `tool_calls` for an agent);
-    any other is a failed repeat `finish:<reason>`. A null or absent one is always accepted."""
-    price: Price | None = None
-    """What the endpoint charges per million tokens: reports then give the cost of the calls
-    they made, and `check --max-cost` is a budget. Not part of the target's version."""
-
-
-class HttpFields(SpecFields):
-    """A suite's `target` field of an endpoint."""
-
-    http: HttpSpec | None = None
-    """An OpenAI-compatible chat-completions endpoint instead of a command."""
 
 
 def _fields(spec: BaseModel) -> HttpSpec:
@@ -91,24 +47,25 @@ class HttpKind(TargetKind):
     default_jobs = 8
     checks_runs = True
     reports_usage = True
+    ledger_fields = LEDGER_FIELDS
 
     def selected(self, spec: BaseModel) -> bool:
         """A `target` with `http`."""
         return isinstance(spec, HttpFields) and spec.http is not None
 
-    def build(self, suite: Suite, store_root: Path | None) -> BuiltTarget:
+    def build(self, spec: BaseModel, place: TargetPlace) -> BuiltTarget:
         """The endpoint, versioned by host, model and every generation setting."""
         from noisefloor.targets.http import HttpTarget
         from noisefloor.targets.http_env import proxy_secrets
 
-        http = _fields(suite.target)
+        http = _fields(spec)
         api_key = None
         if http.api_key_env:
             api_key = os.environ.get(http.api_key_env)
             if not api_key:
                 raise TargetConfigError(
                     f"the variable {http.api_key_env} named by target.http.api_key_env is not set",
-                    where=str(suite.path),
+                    where=str(place.suite_path),
                     hint=f"export {http.api_key_env}=... (the key is never written to disk)",
                 )
         host = urlsplit(http.base_url).netloc

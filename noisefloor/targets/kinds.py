@@ -1,7 +1,9 @@
 """Target kinds and their registry: what each kind brings (its fields of a suite's `target`, how
-it builds, its checks after a run, what of its envelope the ledger and `show` present).
+it builds from them and the place they live, its checks after a run, what of its envelope the
+ledger and `show` present).
 
-A kind is one module under `targets/` plus one registration: a line in `_BUILTIN`, or `register`.
+A kind registers with `register`; a built-in one is its module and its data module (fields, ledger
+columns) under `targets/`, named in `_BUILTIN` and `_DATA`.
 """
 
 from __future__ import annotations
@@ -10,22 +12,19 @@ import importlib
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from noisefloor.envvars import looks_secret
-from noisefloor.model.records import RunRecord, TargetRecord
+from noisefloor.model.records import RunRecord
+from noisefloor.targets.source import BuiltTarget, TargetPlace
 
 if TYPE_CHECKING:
-    from noisefloor.model.usage import Price
-    from noisefloor.suite.suite import Suite
-    from noisefloor.targets.base import RawSample, Target
-    from noisefloor.targets.source import TargetSource
+    from noisefloor.targets.base import RawSample
 
 __all__ = [
-    "BuiltTarget",
+    "LedgerField",
     "SpecFields",
     "TargetKind",
     "TargetSpec",
@@ -33,6 +32,7 @@ __all__ = [
     "kind_named",
     "kind_of",
     "kinds",
+    "ledger_fields",
     "register",
     "secret_values",
     "spec_model",
@@ -47,21 +47,18 @@ _BUILTIN = {
 #: The built-in kind each key of a suite's `target` names: a target holding one kind's fields
 #: alone is validated with that kind's model (`spec_model(kind)`), the other kinds not loaded.
 _NAMED_BY = {"command": "command", "http": "http"}
+#: The module of each built-in kind's data (its fields, its `LEDGER_FIELDS`): the ledger reads
+#: their columns without loading the kinds themselves (a command's run never loads HTTP's).
+_DATA = {"command": "noisefloor.targets.command_spec", "http": "noisefloor.targets.http_spec"}
 
 
-@dataclass
-class BuiltTarget:
-    """A ready target, its record for the run, and values that must never reach disk."""
+@dataclass(frozen=True)
+class LedgerField:
+    """A column of the ledger's `samples` table that a kind fills from its samples (text)."""
 
-    target: Target
-    record: TargetRecord
-    secrets: list[str]
-    tracked: dict[str, str] | None = None
-    """The tracked files behind the record's `git:` fingerprint entry, kept in the store."""
-    source: TargetSource | None = None
-    """What another process builds the same target from; None for a target built in-process."""
-    price: Price | None = None
-    """What its calls cost per million tokens, when the suite says (`target.http.price`)."""
+    name: str
+    after: str | None = None
+    """The column it follows in the table; None: after the last one."""
 
 
 def secret_values(env: dict[str, str]) -> list[str]:
@@ -105,8 +102,13 @@ class TargetKind:
         """Whether a validated `target` of a suite is of this kind."""
         return False
 
-    def build(self, suite: Suite, store_root: Path | None) -> BuiltTarget:
-        """The suite's target, with its version (`target_key`) and comparable spec."""
+    #: The ledger's columns it fills (`ledger_columns`); a name no kind declared before adds a
+    #: column to the ledger's `samples`.
+    ledger_fields: tuple[LedgerField, ...] = ()
+
+    def build(self, spec: BaseModel, place: TargetPlace) -> BuiltTarget:
+        """The target a suite's validated `target` names, with its version (`target_key`) and
+        comparable spec."""
         raise NotImplementedError(f"a {self.name} target is not built from a suite")
 
     def templates(self, target: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
@@ -136,9 +138,8 @@ class TargetKind:
         """Recompute, in place, what the envelope derived from text that redaction changed."""
 
     def ledger_columns(self, sample: dict[str, Any]) -> dict[str, Any]:
-        """The ledger's columns this kind fills from a stored sample: any of model,
-        served_model, base_host, harness_version, finish_reason, prompt_sha, request_sha,
-        raw_json. Those not given are NULL."""
+        """The ledger's columns this kind fills from a stored sample, of those it declares
+        (`ledger_fields`). Those not given are NULL."""
         return {}
 
 
@@ -196,6 +197,23 @@ def kind_named(name: str) -> TargetKind:
     if name in _kinds:
         return _kinds[name]
     return _builtin(name) if name in _BUILTIN else TargetKind()
+
+
+def ledger_fields() -> list[LedgerField]:
+    """The ledger columns of every kind, each named once (where a kind first declares it): the
+    built-in kinds' from their data modules, then those of kinds registered in this process."""
+    declared = [
+        field
+        for module in _DATA.values()
+        for field in importlib.import_module(module).LEDGER_FIELDS
+    ]
+    declared += [
+        f for k in list(_kinds.values()) if k.name not in _BUILTIN for f in k.ledger_fields
+    ]
+    first: dict[str, LedgerField] = {}
+    for field in declared:
+        first.setdefault(field.name, field)
+    return list(first.values())
 
 
 def kind_of(spec: BaseModel) -> TargetKind:

@@ -30,7 +30,7 @@ from noisefloor.executors.dask import DaskExecutor
 from noisefloor.executors.sampling import pending_samples, take_samples
 from noisefloor.pipeline.cases import case_records
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import load_suite
+from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 from noisefloor.targets.function import FunctionTarget
 from tests.conftest import answer_case, fake_suite

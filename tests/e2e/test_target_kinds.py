@@ -17,7 +17,8 @@ from noisefloor.model.records import RunRecord, TargetRecord
 from noisefloor.targets import kinds
 from noisefloor.targets.base import RawSample
 from noisefloor.targets.function import FunctionTarget
-from noisefloor.targets.kinds import BuiltTarget, SpecFields, TargetKind
+from noisefloor.targets.kinds import LedgerField, SpecFields, TargetKind
+from noisefloor.targets.source import BuiltTarget, TargetPlace
 
 
 class ToySpec(SpecFields):
@@ -44,8 +45,9 @@ class ToyKind(TargetKind):
     def selected(self, spec: BaseModel) -> bool:
         return isinstance(spec, ToyFields) and spec.toy is not None
 
-    def build(self, suite: Any, store_root: Path | None) -> BuiltTarget:
-        toy = suite.target.toy
+    def build(self, spec: BaseModel, place: TargetPlace) -> BuiltTarget:
+        assert isinstance(spec, ToyFields) and spec.toy is not None
+        toy = spec.toy
         comparable = {"model": toy.model}
         key = f"toy-{toy.answer}"
         target = ToyTarget(lambda text, case_id, repeat: toy.answer, key=key, spec=comparable)
@@ -53,6 +55,7 @@ class ToyKind(TargetKind):
         return BuiltTarget(target, record, [])
 
     checks_runs = True
+    ledger_fields = (LedgerField("model"), LedgerField("finish_reason"))
 
     def run_fact(self, sample: RawSample) -> str:
         return sample.output.text

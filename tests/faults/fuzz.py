@@ -208,7 +208,7 @@ def check_suite_file(data: bytes, workdir: Path) -> str | None:
     """Load a generated suite file; None when it loads or is refused with its file named,
     else what went wrong."""
     from noisefloor.errors import NoisefloorError
-    from noisefloor.suite.suite import load_suite
+    from noisefloor.suite.load import load_suite
 
     path = workdir / "suite.yaml"
     path.write_bytes(data)
@@ -251,8 +251,8 @@ def _through_cli(args: list[str], workdir: Path) -> str | None:
 def check_cases_file(data: bytes, workdir: Path) -> str | None:
     """Load a generated JSONL cases file as `--cases` does; a refusal must name file:line."""
     from noisefloor.errors import NoisefloorError
-    from noisefloor.suite.suite import cases_suite
-    from noisefloor.targets.http_kind import EndpointFlags
+    from noisefloor.suite.load import cases_suite
+    from noisefloor.targets.endpoint_flags import EndpointFlags
 
     path = workdir / "cases.jsonl"
     path.write_bytes(data)

@@ -9,8 +9,8 @@ from noisefloor.executors.redaction import Redactor
 from noisefloor.model.records import CaseRecord, TargetRecord
 from noisefloor.operations.ab import Arm, sample_arms
 from noisefloor.store.store import Store
-from noisefloor.suite.targets import BuiltTarget
 from noisefloor.targets.function import FunctionTarget
+from noisefloor.targets.source import BuiltTarget
 
 
 def _arm(store: Store, name: str, calls: list[tuple[str, str, int]]) -> Arm:

@@ -16,7 +16,7 @@ from noisefloor.errors import TargetConfigError
 from noisefloor.targets import CaseInput, Outcome, RawSample
 from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_env import Proxy, ca_source, proxy_for, proxy_secrets
-from noisefloor.targets.http_kind import HttpSpec
+from noisefloor.targets.http_spec import HttpSpec
 from tests.llm_server import LlmServer
 from tests.proxy_server import ProxyServer
 

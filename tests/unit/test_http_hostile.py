@@ -16,8 +16,8 @@ import trustme
 
 from noisefloor.targets import CaseInput, Outcome, RawSample
 from noisefloor.targets.http import HttpTarget
-from noisefloor.targets.http_kind import HttpSpec
 from noisefloor.targets.http_response import AttemptKind, classify
+from noisefloor.targets.http_spec import HttpSpec
 from tests.fault_server import FaultServer
 
 KEY = "sk-noisefloor-SECRET-5f1c0e7a9b"

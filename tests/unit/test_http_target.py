@@ -24,12 +24,12 @@ import yaml
 
 from noisefloor import __version__
 from noisefloor.errors import SuiteError, TargetConfigError
-from noisefloor.suite.suite import load_suite
+from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.http import HttpTarget
-from noisefloor.targets.http_kind import HttpSpec
 from noisefloor.targets.http_retry import backoff_delay, parse_retry_after
+from noisefloor.targets.http_spec import HttpSpec
 from tests.llm_server import LlmServer
 from tests.loopback import LoopbackServer
 

@@ -13,7 +13,7 @@ from noisefloor.operations.importer import import_store, raw_sample
 from noisefloor.operations.importer import target_record as imported_target
 from noisefloor.store.public import PublicInvocation, PublicRunFile
 from noisefloor.store.store import Store
-from noisefloor.suite.suite import load_suite
+from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 from tests.public_store import (
     BASE_TIME,

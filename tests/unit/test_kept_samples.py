@@ -113,7 +113,7 @@ def test_a_run_scores_the_samples_it_took_without_reading_them(
     tmp_path: Path, opened: list[str]
 ) -> None:
     from noisefloor.operations.run import RunOptions, run_suite
-    from noisefloor.suite.suite import load_suite
+    from noisefloor.suite.load import load_suite
 
     suite = tmp_path / "suite.yaml"
     suite.write_text(

@@ -647,7 +647,7 @@ def test_store_suite_and_importer_agree_on_safe_names(name: str, safe: bool) -> 
     from pydantic import TypeAdapter, ValidationError
 
     from noisefloor.store.public import PublicCase
-    from noisefloor.suite.suite import Slug
+    from noisefloor.suite.model import Slug
 
     def accepts(check: Any) -> bool:
         try:

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from noisefloor.errors import ExitCode, SuiteError, UsageError
 from noisefloor.scorers.registry import REGISTRY
-from noisefloor.suite.suite import cases_suite, load_suite, suite_json_schema
-from noisefloor.targets.http_kind import EndpointFlags
+from noisefloor.suite.json_schema import suite_json_schema
+from noisefloor.suite.load import cases_suite, load_suite
+from noisefloor.targets.endpoint_flags import EndpointFlags
 
 # Line numbers below refer to this text: 1 name, 2 target, 3 command, 4 cases, 5 id, 6 input,
 # 7 scorers.

@@ -20,7 +20,8 @@ from noisefloor.operations.cost_budget import CostBudget, check_priced
 from noisefloor.report._usage import amount, usage_text
 from noisefloor.scorers.registry import REGISTRY
 from noisefloor.scorers.score import ScoreInput
-from noisefloor.suite.suite import load_suite, suite_json_schema
+from noisefloor.suite.json_schema import suite_json_schema
+from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 
 SUITE = """\
