@@ -16,7 +16,7 @@ import yaml
 
 from noisefloor.cli.main import main
 
-FAKE = Path(__file__).parent / "fake_target.py"
+FAKE = Path(__file__).resolve().parents[1] / "bench" / "fake_target.py"
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 import yaml
 
+from bench.servers.llm import LlmServer
 from tests.git_repo import commit_all, isolate_git
-from tests.llm_server import LlmServer
 
 MODEL = "nf-test-model"
 #: The loopback server answers {"answer": <the last word>}: here "Paris".

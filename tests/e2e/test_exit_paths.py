@@ -19,10 +19,10 @@ import orjson
 import pytest
 import yaml
 
+from bench.servers.llm import LlmServer
 from noisefloor.scorers.registry import REGISTRY
 from noisefloor.scorers.score import NoParams, ScoreInput, ScoreResult
 from tests.conftest import answer_case, fake_suite
-from tests.llm_server import LlmServer
 from tests.unit.test_plan import CHANGES, brute_drop, brute_power, fisher_p, parse
 
 MODEL = "nf-test-model"

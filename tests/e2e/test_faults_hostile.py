@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
+from bench.fault_trials import has_traceback, hostile
+from bench.servers.faults import FaultServer
 from noisefloor.ledger.ledger import Ledger, ledger_path
-from tests.fault_server import FaultServer
-from tests.faults import has_traceback, hostile
 
 
 def test_one_trial_of_every_fault_is_clean(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 
 import yaml
 
+from bench.servers.llm import LlmServer
 from noisefloor.operations.repeats import OUTPUT_CHARS
 from noisefloor.report.html import CASES_IN_DETAIL
 from tests.browser import needs_chromium, open_page
 from tests.conftest import answer_case, fake_suite
-from tests.llm_server import LlmServer
 from tests.screenshot import quickstart_regression_png
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"

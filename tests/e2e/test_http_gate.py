@@ -2,7 +2,7 @@
 reasons, secrets and redaction, offline re-checks, the quarantine-lane record/compare table, the
 ledger, the served model and a refused endpoint.
 
-The server's behaviour is scripted by markers in each prompt (see tests/llm_server.py). Its
+The server's behaviour is scripted by markers in each prompt (see bench/servers/llm.py). Its
 counters are per prompt and live as long as the server does, which the tests rely on to make
 the endpoint behave differently from one run to the next while the suite stays byte-identical.
 """
@@ -20,12 +20,12 @@ import orjson
 import pytest
 import yaml
 
+from bench.servers.llm import LlmServer
+from bench.servers.proxy import ProxyServer
 from noisefloor.ledger.ledger import Ledger, ledger_path
 from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.pipeline import banding
 from noisefloor.report import FORMATS
-from tests.llm_server import LlmServer
-from tests.proxy_server import ProxyServer
 
 MODEL = "nf-test-model"
 #: Contains the word "Paris" last, so that the stand-in answers {"answer": "Paris"}.

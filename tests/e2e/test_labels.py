@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from bench.servers.llm import LlmServer
 from noisefloor.ledger.ledger import ledger_path
 from tests.e2e.test_http_gate import (
     CAPITAL_GRADER,
@@ -22,7 +23,6 @@ from tests.e2e.test_http_gate import (
     sha256,
     write_cases,
 )
-from tests.llm_server import LlmServer
 
 #: The design's ledger row, in its order.
 DESIGN_COLUMNS = [

@@ -2,7 +2,7 @@
 no suite file, the endpoint from OPENAI_BASE_URL) and the endpoint flags over a suite file.
 
 The loopback server's per-prompt counters make the endpoint change behaviour between two
-records of the same cases (see tests/llm_server.py and the note in test_http_gate.py).
+records of the same cases (see bench/servers/llm.py and the note in test_http_gate.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.llm_server import LlmServer
+from bench.servers.llm import LlmServer
 
 KEY = "nfkey-lane-7Rq2-never-on-disk"
 CAPITAL = "Answer with exactly one word: the capital of France."

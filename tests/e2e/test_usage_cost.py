@@ -19,10 +19,10 @@ import orjson
 import pytest
 import yaml
 
+from bench.servers.llm import LlmServer
 from tests.conftest import answer_case, fake_suite
 from tests.e2e.test_exit_paths import run_process as nf
 from tests.git_repo import commit_all, isolate_git
-from tests.llm_server import LlmServer
 
 #: Five words: the server counts words as tokens, so 5 prompt tokens and 1 completion token.
 PROMPT = "say [pass:2/3] ok"

@@ -1,4 +1,4 @@
-"""The HTTP target against the loopback chat-completions stand-in in `tests/llm_server.py`.
+"""The HTTP target against the loopback chat-completions stand-in in `bench/servers/llm.py`.
 
 Backoff is shortened on every target so that retries cost milliseconds; the file runs in seconds.
 """
@@ -22,6 +22,8 @@ import orjson
 import pytest
 import yaml
 
+from bench.servers.llm import LlmServer
+from bench.servers.loopback import LoopbackServer
 from noisefloor import __version__
 from noisefloor.errors import SuiteError, TargetConfigError
 from noisefloor.suite.load import load_suite
@@ -30,8 +32,6 @@ from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_retry import backoff_delay, parse_retry_after
 from noisefloor.targets.http_spec import HttpSpec
-from tests.llm_server import LlmServer
-from tests.loopback import LoopbackServer
 
 T = TypeVar("T")
 KEY = "sk-test-0123456789abcdef"
