@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from bench.fault_trials.corruption import run_cli
-from tests.conftest import FAKE, answer_case, fake_suite
+from tests.builders import FAKE, answer_case, fake_suite
 
 
 @pytest.fixture(scope="module")

@@ -14,14 +14,13 @@ import pytest
 
 from bench.servers.llm import LlmServer
 from noisefloor.ledger.ledger import ledger_path
+from tests.builders import http_suite, write_cases
 from tests.e2e.test_http_gate import (
     CAPITAL_GRADER,
     CAPITAL_WORD,
     INVOICE,
     INVOICE_GRADER,
-    http_suite,
     sha256,
-    write_cases,
 )
 
 #: The design's ledger row, in its order.
