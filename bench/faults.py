@@ -17,11 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-# the trials live with the tests, which run them in smaller numbers; import them from the
-# repository, not a copy
+# the trials are a package beside this script, which the tests run in smaller numbers too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.faults import HEADER, Tally  # noqa: E402
+from bench.fault_trials import HEADER, Tally  # noqa: E402
 
 #: Each kind of fault and its number of trials (the counts `issues` #13 asks for).
 KINDS = {
@@ -49,7 +48,7 @@ def main() -> None:
     tallies: list[Tally] = []
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.only or KINDS:
-            module = importlib.import_module(f"tests.faults.{kind}")
+            module = importlib.import_module(f"bench.fault_trials.{kind}")
             n = max(1, round(KINDS[kind] * args.scale))
             extra = {"samples": args.soak_samples} if kind == "soak" else {}
             start = time.perf_counter()

@@ -29,12 +29,12 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-# the stand-in server lives with the tests; import it from the repository, not a copy
+# the stand-in server is in the `bench` package, which the tests share
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from _common import import_floor  # noqa: E402
 
-from tests.llm_server import LlmServer  # noqa: E402
+from bench.servers.llm import LlmServer  # noqa: E402
 
 __all__ = ["main"]
 

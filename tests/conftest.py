@@ -1,10 +1,9 @@
-"""Shared fixtures: every test gets its own store root, and helpers to write suites for the fake
-target and to run the real CLI in-process with stdout and stderr apart."""
+"""Shared fixtures: every test gets its own store root and no network settings of the machine;
+`cli` runs the real CLI in-process with stdout and stderr apart, `project` copies the fake target."""
 
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +11,9 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 
 from noisefloor.cli.main import main
-
-FAKE = Path(__file__).parent / "fake_target.py"
+from tests.builders import FAKE
 
 
 @pytest.fixture(autouse=True)
@@ -80,53 +77,3 @@ def project(tmp_path: Path) -> Path:
     work.mkdir()
     shutil.copy(FAKE, work / "fake_target.py")
     return work
-
-
-def fake_suite(
-    directory: Path,
-    cases: list[dict[str, Any]],
-    *,
-    name: str = "fake",
-    env: dict[str, str] | None = None,
-    repeats: int = 5,
-    baseline_repeats: int | None = None,
-    extra_argv: list[str] | None = None,
-    **target: Any,
-) -> Path:
-    """Write a suite whose target is the fake program in `directory`; return its path.
-
-    Its baseline is `baseline_repeats` deep (default: `repeats`), so that a first check adopts
-    no more than a test asks for."""
-    suite = {
-        "name": name,
-        "target": {
-            "command": [
-                sys.executable,
-                "fake_target.py",
-                "{{input}}",
-                "--repeat",
-                "{{repeat}}",
-                *(extra_argv or []),
-            ],
-            "output": "json",
-            "timeout_s": 20,
-            "env": env or {},
-            "fingerprint": ["fake_target.py"],
-            **target,
-        },
-        "defaults": {"repeats": repeats, "baseline_repeats": baseline_repeats or repeats},
-        "cases": cases,
-    }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def answer_case(case_id: str, needle: str = "Paris", **extra: Any) -> dict[str, Any]:
-    """A case that passes when the answer contains `needle`."""
-    return {
-        "id": case_id,
-        "input": f"question {case_id}",
-        "scorers": ["json_valid", {"type": "contains", "needle": needle, "path": "answer"}],
-        **extra,
-    }

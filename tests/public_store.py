@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tests import builders
 
 SUITE = "rag-knowledge-agent"
 SUITE_HASH = "3dbc2f926a2ebd29"
@@ -141,9 +141,7 @@ def write_suite(
         ],
         **extra,
     }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    return path
+    return builders.write_suite(directory, suite)
 
 
 def _dump(path: Path, obj: Any) -> None:

@@ -16,7 +16,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.git_repo import commit_all, git, isolate_git, worktrees
+from tests.builders import commit_all, git, isolate_git, worktrees, write_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monte-carlo"
 #: Cases of the example that pass every time (README.md there has the measured rates).
@@ -64,7 +64,7 @@ def repo(tmp_path: Path) -> Path:
             for cid, text in CASES.items()
         ],
     }
-    (work / "mc" / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    write_suite(work / "mc", suite)
     commit_all(work)
     return work
 

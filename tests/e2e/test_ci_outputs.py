@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 import pytest
 import yaml
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 from tests.e2e.test_exit_paths import run_process
 
 REPEATS = 20

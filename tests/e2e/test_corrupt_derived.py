@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 KINDS = ("scores", "bands", "verdicts", "reports")
 DAMAGE = {

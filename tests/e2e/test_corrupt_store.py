@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.conftest import FAKE, answer_case, fake_suite
-from tests.faults.corruption import run_cli
+from bench.fault_trials.corruption import run_cli
+from tests.builders import FAKE, answer_case, fake_suite
 
 
 @pytest.fixture(scope="module")

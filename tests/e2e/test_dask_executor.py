@@ -33,8 +33,7 @@ from noisefloor.store.store import Store
 from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 from noisefloor.targets.function import FunctionTarget
-from tests.conftest import answer_case, fake_suite
-from tests.git_repo import commit_all, isolate_git
+from tests.builders import answer_case, commit_all, fake_suite, isolate_git
 
 #: Fields of a sample that record when and how fast, not what: they differ between any two runs.
 TIMING = ("wall_s", "cpu_s", "started_at", "concurrency")

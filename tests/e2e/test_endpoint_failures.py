@@ -14,12 +14,8 @@ from typing import Any
 import orjson
 import yaml
 
-from tests.git_repo import commit_all, isolate_git
-from tests.llm_server import LlmServer
-
-MODEL = "nf-test-model"
-#: The loopback server answers {"answer": <the last word>}: here "Paris".
-CAPITAL = "Name the capital of France in one word: Paris"
+from bench.servers.llm import LlmServer
+from tests.builders import CAPITAL, commit_all, http_suite, isolate_git, paris_case
 
 
 def nf(*args: str | Path, root: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -34,24 +30,26 @@ def nf(*args: str | Path, root: Path, timeout: float = 120) -> subprocess.Comple
     )
 
 
-def endpoint_suite(directory: Path, base_url: str, prompts: dict[str, str], **http: Any) -> Path:
-    """A suite of one Paris case per prompt against the endpoint at `base_url`."""
-    doc = {
-        "name": "endpoint",
-        "target": {"http": {"base_url": base_url, "model": MODEL, **http}},
-        "defaults": {"repeats": 3, "baseline_repeats": 3},
-        "cases": [
-            {
-                "id": case_id,
-                "input": prompt,
-                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}],
-            }
-            for case_id, prompt in prompts.items()
-        ],
-    }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
+def endpoint_suite(
+    directory: Path,
+    base_url: str,
+    prompts: dict[str, str],
+    *,
+    max_retries: int | None = None,
+    **http: Any,
+) -> Path:
+    """A suite of one Paris case per prompt against the endpoint at `base_url`; retries are the
+    tool's defaults unless given."""
+    cases = [paris_case(case_id, prompt, json_valid=False) for case_id, prompt in prompts.items()]
+    return http_suite(
+        directory,
+        base_url,
+        cases,
+        name="endpoint",
+        max_retries=max_retries,
+        retry_budget=None,
+        **http,
+    )
 
 
 def by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ from noisefloor.executors.local import LOCAL
 from noisefloor.executors.writer import SampleWriter
 from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget, CaseInput
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 #: Fields of a sample that record when and how fast, not what: they differ between any two runs.
 TIMING = ("wall_s", "cpu_s", "started_at", "concurrency")

@@ -17,17 +17,12 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 
+from bench.servers.llm import LlmServer
 from noisefloor.scorers.registry import REGISTRY
 from noisefloor.scorers.score import NoParams, ScoreInput, ScoreResult
-from tests.conftest import answer_case, fake_suite
-from tests.llm_server import LlmServer
+from tests.builders import CAPITAL, answer_case, fake_suite, http_suite, paris_case
 from tests.unit.test_plan import CHANGES, brute_drop, brute_power, fisher_p, parse
-
-MODEL = "nf-test-model"
-#: The loopback server answers {"answer": <the last word>}: here "Paris".
-CAPITAL = "Name the capital of France in one word: Paris"
 
 
 def run_process(*args: str | Path, root: Path) -> subprocess.CompletedProcess[str]:
@@ -159,26 +154,6 @@ def test_rescore_refuses_a_run_whose_samples_are_missing(cli, project, _isolated
 # -- the endpoint's retries ------------------------------------------------------------------
 
 
-def http_suite(directory: Path, base_url: str, prompt: str) -> Path:
-    """One case asking the loopback server `prompt` twice; retries are cheap and plentiful."""
-    target = {"base_url": base_url, "model": MODEL, "max_retries": 2, "retry_budget": 100}
-    doc: dict[str, Any] = {
-        "name": "http",
-        "target": {"http": target},
-        "defaults": {"repeats": 2, "baseline_repeats": 2},
-        "cases": [
-            {
-                "id": "capital",
-                "input": prompt,
-                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}],
-            }
-        ],
-    }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
-
-
 def envelopes(root: Path) -> list[dict[str, Any]]:
     """Each stored sample's attempts and retries, in repeat order."""
     return [orjson.loads(path.read_bytes()) for path in sample_files(root)]
@@ -187,7 +162,8 @@ def envelopes(root: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("status", [408, 409])
 def test_a_408_or_409_is_retried_into_one_good_sample(cli, tmp_path, _isolated_root, status):
     with LlmServer() as server:
-        suite = http_suite(tmp_path, server.base_url, f"{CAPITAL} [status:{status}:1]")
+        case = paris_case("capital", f"{CAPITAL} [status:{status}:1]", json_valid=False)
+        suite = http_suite(tmp_path, server.base_url, [case], repeats=2)
         # one call at a time: the server fails its first request, which must be repeat 0's
         # (an endpoint takes 8 calls at once by default, in no set order)
         result = cli("check", suite, "--jobs", "1", "--format", "json")
@@ -205,7 +181,8 @@ def test_a_408_or_409_is_retried_into_one_good_sample(cli, tmp_path, _isolated_r
 
 def test_a_400_is_not_retried(cli, tmp_path, _isolated_root):
     with LlmServer() as server:
-        suite = http_suite(tmp_path, server.base_url, f"{CAPITAL} [status:400]")
+        case = paris_case("capital", f"{CAPITAL} [status:400]", json_valid=False)
+        suite = http_suite(tmp_path, server.base_url, [case], repeats=2)
         result = cli("check", suite)
         requests = len(server.requests)
     # each repeat is refused once and not asked again: a refusal is the suite's fault

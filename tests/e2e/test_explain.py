@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from noisefloor.report.explain import repeat_ranges
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.faults import corruption
+from bench.fault_trials import corruption
 
 
 def test_a_damaged_store_recovers_or_names_the_file(tmp_path: Path) -> None:

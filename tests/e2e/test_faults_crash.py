@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.fault_trials import concurrency, crashes, diskfull
 from noisefloor.errors import StoreError
 from noisefloor.ledger.ledger import Ledger
 from noisefloor.store.store import Store
-from tests.conftest import answer_case, fake_suite
-from tests.faults import concurrency, crashes, diskfull
+from tests.builders import answer_case, fake_suite
 
 
 def test_a_check_waits_for_a_busy_store_then_says_who_holds_it(cli, project, _isolated_root):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.faults import cli_run, fuzz, has_traceback
+from bench.fault_trials import cli_run, fuzz, has_traceback
 
 
 def test_generated_inputs_are_refused_cleanly_or_fail_a_repeat(tmp_path: Path) -> None:

@@ -7,11 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from bench.fault_trials import has_traceback, hostile
+from bench.servers.faults import FaultServer
 from noisefloor.ledger.ledger import Ledger, ledger_path
-from tests.fault_server import FaultServer
-from tests.faults import has_traceback, hostile
+from tests.builders import http_suite
 
 
 def test_one_trial_of_every_fault_is_clean(tmp_path: Path) -> None:
@@ -21,16 +20,19 @@ def test_one_trial_of_every_fault_is_clean(tmp_path: Path) -> None:
 
 
 def _suite(directory: Path, base_url: str, fault: str) -> Path:
-    target = {"base_url": base_url, "model": "m", "max_retries": 0, "timeout_s": 10}
-    doc = {
-        "name": fault,
-        "target": {"http": target},
-        "defaults": {"repeats": 2, "baseline_repeats": 2},
-        "cases": [{"id": fault, "input": f"[fault:{fault}]", "scorers": ["json_valid"]}],
-    }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    return path
+    """One case whose prompt names `fault`, no retries, a short timeout."""
+    case = {"id": fault, "input": f"[fault:{fault}]", "scorers": ["json_valid"]}
+    return http_suite(
+        directory,
+        base_url,
+        [case],
+        name=fault,
+        model="m",
+        repeats=2,
+        max_retries=0,
+        retry_budget=None,
+        timeout_s=10,
+    )
 
 
 def test_a_100_mb_answer_keeps_the_check_under_150_mb(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.faults import soak
+from bench.fault_trials import soak
 
 
 def test_a_soak_keeps_memory_flat_and_the_ledger_agrees(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 CASES = [answer_case("alpha"), answer_case("beta")]
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"

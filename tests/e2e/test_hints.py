@@ -16,7 +16,7 @@ import pytest
 
 import noisefloor
 from noisefloor.cli.parser import build_parser
-from tests.conftest import FAKE, answer_case, fake_suite
+from tests.builders import FAKE, answer_case, fake_suite
 from tests.e2e.test_exit_paths import run_process
 
 PACKAGE = Path(noisefloor.__file__).parent

@@ -20,7 +20,7 @@ from scipy.stats import binomtest
 
 from noisefloor.cli.main import main
 from tests.browser import needs_chromium, open_page
-from tests.conftest import FAKE, answer_case, fake_suite
+from tests.builders import FAKE, answer_case, fake_suite
 
 
 def _ci(k: int, n: int) -> list[float]:

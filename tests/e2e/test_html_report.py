@@ -7,15 +7,12 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from bench.servers.llm import LlmServer
 from noisefloor.operations.repeats import OUTPUT_CHARS
 from noisefloor.report.html import CASES_IN_DETAIL
 from tests.browser import needs_chromium, open_page
-from tests.conftest import answer_case, fake_suite
-from tests.llm_server import LlmServer
+from tests.builders import answer_case, fake_suite, http_suite
 from tests.screenshot import quickstart_regression_png
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
@@ -157,19 +154,6 @@ def test_local_llm_capture_in_a_browser(cli, tmp_path):
     assert len(page.cases) == 8
 
 
-def _http_suite(directory: Path, base_url: str, cases: list[dict[str, Any]]) -> Path:
-    target = {"base_url": base_url, "model": "stand-in", "max_retries": 2, "retry_budget": 100}
-    doc = {
-        "name": "big",
-        "target": {"http": target},
-        "defaults": {"repeats": 20, "baseline_repeats": 20},
-        "cases": cases,
-    }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
-
-
 @needs_chromium
 def test_fifty_cases_of_twenty_repeats_stay_under_a_megabyte(cli, tmp_path):
     """The page of a big check stays small: repeats are listed for changed cases only, cut."""
@@ -182,11 +166,15 @@ def test_fifty_cases_of_twenty_repeats_stay_under_a_megabyte(cli, tmp_path):
             }
             for i in range(50)
         ]
-        suite = _http_suite(tmp_path, server.base_url, cases)
+        suite = http_suite(
+            tmp_path, server.base_url, cases, name="big", model="stand-in", repeats=20
+        )
         assert cli("check", suite, "--jobs", "8").code == 0
         for case in cases[:5]:
             case["input"] = case["input"].replace("[sample]", "Lyon")
-        suite = _http_suite(tmp_path, server.base_url, cases)
+        suite = http_suite(
+            tmp_path, server.base_url, cases, name="big", model="stand-in", repeats=20
+        )
         page_file = tmp_path / "big.html"
         result = cli("check", suite, "--jobs", "8", "--format", "html", "--output", page_file)
 

@@ -2,7 +2,7 @@
 reasons, secrets and redaction, offline re-checks, the quarantine-lane record/compare table, the
 ledger, the served model and a refused endpoint.
 
-The server's behaviour is scripted by markers in each prompt (see tests/llm_server.py). Its
+The server's behaviour is scripted by markers in each prompt (see bench/servers/llm.py). Its
 counters are per prompt and live as long as the server does, which the tests rely on to make
 the endpoint behave differently from one run to the next while the suite stays byte-identical.
 """
@@ -20,17 +20,13 @@ import orjson
 import pytest
 import yaml
 
+from bench.servers.llm import LlmServer
+from bench.servers.proxy import ProxyServer
 from noisefloor.ledger.ledger import Ledger, ledger_path
 from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.pipeline import banding
 from noisefloor.report import FORMATS
-from tests.llm_server import LlmServer
-from tests.proxy_server import ProxyServer
-
-MODEL = "nf-test-model"
-#: Contains the word "Paris" last, so that the stand-in answers {"answer": "Paris"}.
-CAPITAL = "Name the capital of France in one word: Paris"
-
+from tests.builders import CAPITAL, MODEL, http_suite, paris_case, write_cases
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -39,43 +35,6 @@ CAPITAL = "Name the capital of France in one word: Paris"
 def server() -> Iterator[LlmServer]:
     with LlmServer() as srv:
         yield srv
-
-
-def paris_case(case_id: str, prompt: str = CAPITAL) -> dict[str, Any]:
-    """A case that passes when the answer is JSON whose `answer` contains Paris."""
-    return {
-        "id": case_id,
-        "input": prompt,
-        "scorers": ["json_valid", {"type": "contains", "needle": "Paris", "path": "answer"}],
-    }
-
-
-def http_suite(
-    directory: Path,
-    base_url: str,
-    cases: list[dict[str, Any]] | None = None,
-    *,
-    repeats: int = 3,
-    cases_file: str | None = None,
-    redact: list[str] | None = None,
-    **http: Any,
-) -> Path:
-    """Write a suite whose target is the endpoint at `base_url`; return its path.
-
-    The retry budget is generous so that the run-wide budget never decides a test's outcome.
-    """
-    target = {"base_url": base_url, "model": MODEL, "max_retries": 2, "retry_budget": 100, **http}
-    doc: dict[str, Any] = {"name": "http", "target": {"http": target}}
-    doc["defaults"] = {"repeats": repeats, "baseline_repeats": repeats}
-    if cases is not None:
-        doc["cases"] = cases
-    if cases_file is not None:
-        doc["cases_file"] = cases_file
-    if redact is not None:
-        doc["redact"] = redact
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
 
 
 def samples_of(root: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -469,13 +428,6 @@ def test_offline_check_and_rescore_make_no_request(cli, tmp_path, _isolated_root
 # to a prompt's first five requests and FAIL to the next five, so the first record sees 5/5 and
 # the second 0/5 whatever the order of concurrent calls; `[500:N]` fails a prompt's first N
 # requests only, so the first record bears the outage and the second does not.
-
-
-def write_cases(directory: Path, rows: list[dict[str, Any]]) -> str:
-    """Write the quarantine-lane JSONL cases file; return its name."""
-    path = directory / "cases.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
-    return path.name
 
 
 #: The design's graders, with expectations the stand-in's answers can meet: it answers

@@ -9,9 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.conftest import answer_case, fake_suite
-from tests.e2e.test_http_gate import http_suite, paris_case
-from tests.llm_server import LlmServer
+from bench.servers.llm import LlmServer
+from tests.builders import answer_case, fake_suite, http_suite, paris_case
 
 
 def _jobs(root: Path) -> list[int]:

@@ -12,17 +12,16 @@ from typing import Any
 import orjson
 import pytest
 
+from bench.servers.llm import LlmServer
 from noisefloor.ledger.ledger import ledger_path
+from tests.builders import http_suite, write_cases
 from tests.e2e.test_http_gate import (
     CAPITAL_GRADER,
     CAPITAL_WORD,
     INVOICE,
     INVOICE_GRADER,
-    http_suite,
     sha256,
-    write_cases,
 )
-from tests.llm_server import LlmServer
 
 #: The design's ledger row, in its order.
 DESIGN_COLUMNS = [

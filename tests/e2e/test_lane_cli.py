@@ -2,7 +2,7 @@
 no suite file, the endpoint from OPENAI_BASE_URL) and the endpoint flags over a suite file.
 
 The loopback server's per-prompt counters make the endpoint change behaviour between two
-records of the same cases (see tests/llm_server.py and the note in test_http_gate.py).
+records of the same cases (see bench/servers/llm.py and the note in test_http_gate.py).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 
-from tests.llm_server import LlmServer
+from bench.servers.llm import LlmServer
+from tests.builders import http_suite, paris_case
 
 KEY = "nfkey-lane-7Rq2-never-on-disk"
 CAPITAL = "Answer with exactly one word: the capital of France."
@@ -154,21 +154,17 @@ def test_check_accepts_cases_and_the_endpoint_flags(cli, lane, server, monkeypat
 
 
 def endpoint_suite(directory: Path, base_url: str = "${NF_LANE_BASE_URL}") -> Path:
-    suite = {
-        "name": "endpoint",
-        "target": {"http": {"base_url": base_url, "model": "${NF_LANE_MODEL:-m}"}},
-        "defaults": {"repeats": 2, "baseline_repeats": 2},
-        "cases": [
-            {
-                "id": "capital",
-                "input": f"{CAPITAL} Paris",
-                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}],
-            }
-        ],
-    }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    return path
+    """One Paris case against the endpoint the lane's variables name, retries the tool's."""
+    return http_suite(
+        directory,
+        base_url,
+        [paris_case("capital", f"{CAPITAL} Paris", json_valid=False)],
+        name="endpoint",
+        model="${NF_LANE_MODEL:-m}",
+        repeats=2,
+        max_retries=None,
+        retry_budget=None,
+    )
 
 
 def test_a_flag_or_variable_overrides_the_suite_and_changes_the_target_version(

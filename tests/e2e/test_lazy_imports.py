@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+from tests.builders import write_suite
 
 #: Modules a run of a command suite has no use for.
 _NOT_FOR_A_COMMAND_RUN = (
@@ -30,20 +30,9 @@ _NOT_FOR_A_COMMAND_RUN = (
 
 def _one_case_suite(directory: Path) -> Path:
     """A suite of one case of a command that prints `ok`, with a `contains` scorer."""
-    suite = directory / "suite.yaml"
-    suite.write_text(
-        yaml.safe_dump(
-            {
-                "name": "lazy",
-                "target": {"command": [sys.executable, "-c", "print('ok')"]},
-                "cases": [
-                    {"id": "a", "input": "x", "scorers": [{"type": "contains", "needle": "ok"}]}
-                ],
-            }
-        ),
-        encoding="utf-8",
-    )
-    return suite
+    case = {"id": "a", "input": "x", "scorers": [{"type": "contains", "needle": "ok"}]}
+    target = {"command": [sys.executable, "-c", "print('ok')"]}
+    return write_suite(directory, {"name": "lazy", "target": target, "cases": [case]})
 
 
 def test_a_command_suite_runs_without_the_http_stack_or_the_report_model(tmp_path: Path) -> None:

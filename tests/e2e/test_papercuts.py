@@ -11,9 +11,8 @@ from pathlib import Path
 import orjson
 import yaml
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, commit_all, fake_suite, git, isolate_git
 from tests.e2e.test_exit_paths import run_process
-from tests.git_repo import commit_all, git, isolate_git
 
 
 def test_an_empty_cases_file_is_named_as_empty(tmp_path, _isolated_root):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 LINE = re.compile(r"sampling: (\d+)/10 \(\d+%\), \d+ in flight, 0 retries, 0 errors, 0:0\d elapsed")
 

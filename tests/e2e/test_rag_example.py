@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.llm_server import LlmServer
+from bench.servers.llm import LlmServer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag"
 ASK = EXAMPLE / "ask.py"

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.builders import write_suite
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monte-carlo"
 PROGRAM = "montecarlo.py"
 JOBS = ("--jobs", "2")
@@ -46,8 +48,7 @@ def suite(tmp_path: Path) -> Path:
     # a baseline of 5 repeats, not the design's 100: the test is about the noise of a real
     # program, and a first check would otherwise take 3,000 calls
     doc.setdefault("defaults", {})["baseline_repeats"] = 5
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
+    return write_suite(work, doc)
 
 
 def by_verdict(report: dict[str, Any], verdict: str) -> list[str]:

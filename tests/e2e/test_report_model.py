@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 from noisefloor.model.report import REPORT_VERSION, Report
 from noisefloor.report import FORMATS, render_report
-from tests.conftest import FAKE, answer_case, fake_suite
+from tests.builders import FAKE, answer_case, fake_suite
 
 CAPTURE = Path(__file__).resolve().parents[2] / "examples" / "local-llm" / "capture"
 DERIVED = ("doit.sqlite*", "ledger.sqlite*", "scores", "bands", "verdicts", "reports", "locks")

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 from tests.e2e.test_exit_paths import run_process
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite
 
 
 def cli_process(*args: str | Path, root: Path, **kw: object) -> subprocess.Popen[bytes]:

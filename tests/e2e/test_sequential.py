@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 from noisefloor.cli.main import main
-from tests.conftest import FAKE, answer_case, fake_suite, isolated_environment
+from tests.builders import FAKE, answer_case, fake_suite, write_suite
+from tests.conftest import isolated_environment
 
 CASES = [answer_case("alpha"), answer_case("beta")]
 
@@ -34,7 +35,7 @@ def suite_with_log(project: Path, **kw: Any) -> tuple[Path, Path]:
     path = fake_suite(project, kw.pop("cases", CASES), env=env, **kw)
     doc = yaml.safe_load(path.read_text())
     doc["defaults"]["max_repeats"] = 20
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    write_suite(project, doc)
     return path, project / "calls.log"
 
 

@@ -19,6 +19,7 @@ from noisefloor.targets.base import RawSample
 from noisefloor.targets.function import FunctionTarget
 from noisefloor.targets.kinds import LedgerField, SpecFields, TargetKind
 from noisefloor.targets.source import BuiltTarget, TargetPlace
+from tests.builders import write_suite
 
 
 class ToySpec(SpecFields):
@@ -90,9 +91,7 @@ def _suite(directory: Path, answer: str) -> Path:
             {"id": "greet", "input": "hello", "scorers": [{"type": "contains", "needle": "hi"}]}
         ],
     }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    return path
+    return write_suite(directory, suite)
 
 
 def test_a_kind_registered_from_outside_runs_a_check_through_the_cli(cli, tmp_path, toy):

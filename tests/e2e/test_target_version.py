@@ -4,15 +4,13 @@ version moved names the files that moved it."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import FAKE, answer_case, fake_suite
+from tests.builders import FAKE, answer_case, commit_all, fake_suite, git, isolate_git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -20,27 +18,14 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A committed repository with the fake target and a suite on the default fingerprint."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(name, raising=False)
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", "t")
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", "t@example.com")
+    isolate_git(monkeypatch, tmp_path)
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(FAKE, work / "fake_target.py")
     fake_suite(work, [answer_case("alpha"), answer_case("beta")], repeats=2, fingerprint=None)
     (work / "README.md").write_text("a project whose target is fake_target.py\n")
-    git(work, "init", "-q")
-    git(work, "add", ".")
-    git(work, "commit", "-q", "-m", "target and suite")
+    commit_all(work, "target and suite")
     return work
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
 def check(cli, repo: Path) -> dict:  # type: ignore[no-untyped-def]
@@ -73,9 +58,7 @@ def test_untracked_files_and_committing_the_baseline_resample_nothing(cli, repo,
     assert check(cli, repo)["calls"] == 0
     git(repo, "add", str(store))
     git(repo, "commit", "-q", "-m", "the baseline")
-    committed = subprocess.run(
-        ["git", "ls-files", str(store)], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout
+    committed = git(repo, "ls-files", str(store))
     assert "/baselines/fake.json" in committed  # the baseline really is in the commit
     report = check(cli, repo)
     assert report["calls"] == 0

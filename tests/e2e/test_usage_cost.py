@@ -19,10 +19,9 @@ import orjson
 import pytest
 import yaml
 
-from tests.conftest import answer_case, fake_suite
+from bench.servers.llm import LlmServer
+from tests.builders import answer_case, commit_all, fake_suite, http_suite, isolate_git
 from tests.e2e.test_exit_paths import run_process as nf
-from tests.git_repo import commit_all, isolate_git
-from tests.llm_server import LlmServer
 
 #: Five words: the server counts words as tokens, so 5 prompt tokens and 1 completion token.
 PROMPT = "say [pass:2/3] ok"
@@ -36,22 +35,22 @@ def server() -> Iterator[LlmServer]:
         yield srv
 
 
-def write_suite(path: Path, base_url: str, *, temperature: float = 0.0, **http: Any) -> Path:
-    target = {"base_url": base_url, "model": "m", "temperature": temperature, **http}
-    doc = {
-        "name": "priced",
-        "target": {"http": target},
-        "defaults": {"repeats": 5, "baseline_repeats": 5},
-        "cases": [
-            {
-                "id": "a",
-                "input": PROMPT,
-                "scorers": [{"type": "contains", "needle": "PASS"}],
-            }
-        ],
-    }
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
+def priced_suite(path: Path, base_url: str, *, temperature: float = 0.0, **http: Any) -> Path:
+    """The suite file `path`: one case of the endpoint at `base_url` that passes on PASS."""
+    case = {"id": "a", "input": PROMPT, "scorers": [{"type": "contains", "needle": "PASS"}]}
+    return http_suite(
+        path.parent,
+        base_url,
+        [case],
+        name="priced",
+        model="m",
+        repeats=5,
+        max_retries=None,
+        retry_budget=None,
+        filename=path.name,
+        temperature=temperature,
+        **http,
+    )
 
 
 PRICE = {"input_per_million": 0.5, "output_per_million": 2, "currency": "EUR"}
@@ -60,7 +59,7 @@ PRICE = {"input_per_million": 0.5, "output_per_million": 2, "currency": "EUR"}
 @pytest.fixture
 def adopted(tmp_path: Path, server: LlmServer) -> tuple[Path, Path]:
     """A priced suite whose baseline is adopted (5 calls, 4 passing); its path and store root."""
-    suite = write_suite(tmp_path / "suite.yaml", server.base_url, price=PRICE)
+    suite = priced_suite(tmp_path / "suite.yaml", server.base_url, price=PRICE)
     root = tmp_path / "store"
     first = nf("check", suite, "--format", "json", root=root)
     assert first.returncode == 0, first.stderr
@@ -86,7 +85,7 @@ def test_every_report_format_gives_the_calls_tokens_and_cost(
     shown = {}
     # each check a new version (its temperature), of 3 fixed repeats: 3 calls to price
     for step, fmt in enumerate(["terminal", "markdown", "junit", "html"], 1):
-        write_suite(suite, server.base_url, temperature=step / 10, price=PRICE)
+        priced_suite(suite, server.base_url, temperature=step / 10, price=PRICE)
         out = tmp_path / f"report.{fmt}"
         result = nf("check", suite, "--repeats", "3", "--format", fmt, "--output", out, root=root)
         assert result.returncode == 0, result.stderr
@@ -116,7 +115,7 @@ def test_every_report_format_gives_the_calls_tokens_and_cost(
     assert (report["usage"]["samples"], report["usage"]["cost"]) == (0, 0.0)
 
     # `run` prints it too; without a price there is no cost, never one in a currency of ours
-    write_suite(suite, server.base_url, temperature=0.9)
+    priced_suite(suite, server.base_url, temperature=0.9)
     run = nf("run", suite, "--repeats", "2", root=root)
     assert "usage: 10 prompt + 2 completion tokens\n" in run.stdout
     run_json = orjson.loads(
@@ -176,7 +175,7 @@ def test_max_cost_below_the_first_look_exits_3_before_any_call_and_exactly_on_it
     server: LlmServer, adopted: tuple[Path, Path]
 ) -> None:
     suite, root = adopted
-    write_suite(suite, server.base_url, temperature=0.5, price=PRICE)
+    priced_suite(suite, server.base_url, temperature=0.5, price=PRICE)
     before = len(server.requests)
     below = nf(
         "check",
@@ -238,7 +237,7 @@ def test_max_cost_a_hair_below_the_next_look_leaves_it_in_doubt(
     server: LlmServer, adopted: tuple[Path, Path]
 ) -> None:
     suite, root = adopted
-    write_suite(suite, server.base_url, temperature=0.5, price=PRICE)
+    priced_suite(suite, server.base_url, temperature=0.5, price=PRICE)
     budget = str(10 * CALL - Decimal("1e-12"))
     result = nf("check", suite, "--max-repeats", "10", "--max-cost", budget, root=root)
     assert result.returncode == 0, result.stderr
@@ -261,7 +260,7 @@ def test_ab_reports_the_usage_of_both_arms_calls(
     isolate_git(monkeypatch, tmp_path)
     repo = tmp_path / "repo"
     repo.mkdir()
-    suite = write_suite(repo / "suite.yaml", server.base_url, price=PRICE)
+    suite = priced_suite(repo / "suite.yaml", server.base_url, price=PRICE)
     commit_all(repo)
     result = nf("ab", suite, "--baseline-ref", "HEAD", "--format", "json", root=repo / ".nf")
     assert result.returncode == 0, result.stderr

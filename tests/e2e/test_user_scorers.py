@@ -11,9 +11,11 @@ import sysconfig
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
-import yaml
+
+from tests.builders import write_suite
 
 #: The target: prints the same JSON answer each time, and counts its calls in `calls.txt`.
 _TARGET = (
@@ -46,10 +48,9 @@ def nf(
     )
 
 
-def write_suite(project: Path, scorers: dict[str, list[object]], plugins: list[str]) -> Path:
+def scorers_suite(project: Path, scorers: dict[str, list[object]], plugins: list[str]) -> Path:
     """A suite of one case per entry of `scorers` (case id: its scorers), repeated 3 times."""
-    suite = project / "suite.yaml"
-    doc: dict[str, object] = {
+    doc: dict[str, Any] = {
         "name": "mine",
         "target": {"command": [sys.executable, "-c", _TARGET], "cwd": str(project)},
         "defaults": {"repeats": 3, "baseline_repeats": 3},
@@ -57,8 +58,7 @@ def write_suite(project: Path, scorers: dict[str, list[object]], plugins: list[s
     }
     if plugins:
         doc["plugins"] = plugins
-    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return suite
+    return write_suite(project, doc)
 
 
 def calls(project: Path) -> int:
@@ -73,7 +73,7 @@ def test_a_plugin_scorer_adopts_checks_without_calls_and_rescores_after_an_edit(
     noted = CHECKS + "\nopen('imported.txt', 'a').write('x')\n"
     (tmp_path / "checks.py").write_text(noted, encoding="utf-8")
     both = {"cited": ["cites_retrieved"], "plain": [{"type": "contains", "needle": "d1"}]}
-    suite = write_suite(tmp_path, both, ["checks.py"])
+    suite = scorers_suite(tmp_path, both, ["checks.py"])
 
     adopted = nf("check", suite, cwd=tmp_path)
     assert adopted.returncode == 0, adopted.stderr
@@ -115,7 +115,7 @@ def test_a_raising_scorer_exits_3_naming_its_file_and_show_prints_the_traceback(
     (tmp_path / "checks.py").write_text(
         CHECKS.replace('out["citations"]', 'out["quotes"]'), encoding="utf-8"
     )
-    suite = write_suite(tmp_path, {"cited": ["cites_retrieved"]}, ["checks.py"])
+    suite = scorers_suite(tmp_path, {"cited": ["cites_retrieved"]}, ["checks.py"])
 
     failed = nf("check", suite, cwd=tmp_path)
     assert failed.returncode == 3, failed.stdout + failed.stderr
@@ -152,7 +152,7 @@ def test_a_scorer_in_an_endless_loop_is_stopped_at_its_timeout_and_exits_3(
         ),
         encoding="utf-8",
     )
-    suite = write_suite(tmp_path, {"stuck": ["spins"]}, ["checks.py"])
+    suite = scorers_suite(tmp_path, {"stuck": ["spins"]}, ["checks.py"])
 
     started = time.monotonic()
     stopped = nf("check", suite, cwd=tmp_path)
@@ -176,7 +176,7 @@ def test_a_plugin_that_fails_to_import_or_takes_a_name_twice_exits_3_naming_it(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "broken.py").write_text("import noisefloor\n\n1 / 0\n", encoding="utf-8")
-    suite = write_suite(tmp_path, {"a": ["contains_text"]}, ["broken.py"])
+    suite = scorers_suite(tmp_path, {"a": ["contains_text"]}, ["broken.py"])
     broken = nf("check", suite, cwd=tmp_path)
     assert broken.returncode == 3
     line = suite.read_text().splitlines().index("plugins:") + 2
@@ -185,7 +185,7 @@ def test_a_plugin_that_fails_to_import_or_takes_a_name_twice_exits_3_naming_it(
 
     (tmp_path / "checks.py").write_text(CHECKS, encoding="utf-8")
     (tmp_path / "again.py").write_text(CHECKS, encoding="utf-8")
-    suite = write_suite(tmp_path, {"a": ["cites_retrieved"]}, ["checks.py", "again.py"])
+    suite = scorers_suite(tmp_path, {"a": ["cites_retrieved"]}, ["checks.py", "again.py"])
     twice = nf("check", suite, cwd=tmp_path)
     assert twice.returncode == 3
     assert "plugin again.py failed to import: again.py:4 in <module>:" in twice.stderr
@@ -194,7 +194,7 @@ def test_a_plugin_that_fails_to_import_or_takes_a_name_twice_exits_3_naming_it(
     )
 
     # an unknown name is matched against the plugins' scorers too
-    suite = write_suite(tmp_path, {"a": ["cites_retreived"]}, ["checks.py"])
+    suite = scorers_suite(tmp_path, {"a": ["cites_retreived"]}, ["checks.py"])
     typo = nf("check", suite, cwd=tmp_path)
     assert typo.returncode == 3
     assert "unknown scorer 'cites_retreived' (did you mean 'cites_retrieved'?)" in typo.stderr
@@ -240,7 +240,7 @@ def test_a_scorer_of_an_installed_package_is_found_through_its_entry_point(tmp_p
         "[noisefloor.scorers]\nnf_cites = nf_demo.checks\n",
     )
     python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
-    suite = write_suite(tmp_path, {"cited": ["nf_cites"]}, [])
+    suite = scorers_suite(tmp_path, {"cited": ["nf_cites"]}, [])
 
     adopted = nf("check", suite, cwd=tmp_path, python=python)
     assert adopted.returncode == 0, adopted.stderr
@@ -250,7 +250,7 @@ def test_a_scorer_of_an_installed_package_is_found_through_its_entry_point(tmp_p
     assert listed.returncode == 0, listed.stderr
     assert "nf_demo/checks.py:4 in nf_cites (nf-demo 1.2.3)" in listed.stdout
 
-    typo = write_suite(tmp_path, {"cited": ["nf_cite"]}, [])
+    typo = scorers_suite(tmp_path, {"cited": ["nf_cite"]}, [])
     suggested = nf("check", typo, cwd=tmp_path, python=python)
     assert suggested.returncode == 3
     assert "unknown scorer 'nf_cite' (did you mean 'nf_cites'?)" in suggested.stderr

@@ -1,4 +1,4 @@
-"""The command target against real subprocesses of `tests/fake_target.py` (and the function target).
+"""The command target against real subprocesses of `bench/fake_target.py` (and the function target).
 
 Each test spawns at most a few short-lived processes; timeouts are kept to about a second.
 """
@@ -25,7 +25,7 @@ from noisefloor.targets import (
     Target,
 )
 
-FAKE = Path(__file__).resolve().parents[1] / "fake_target.py"
+FAKE = Path(__file__).resolve().parents[2] / "bench" / "fake_target.py"
 HOSTILE = '"; touch pwned; $(touch pwned2)'
 
 

@@ -23,6 +23,7 @@ from noisefloor.store.fingerprint import (
     fingerprint_digest,
     tracked_files,
 )
+from tests.builders import commit_all, git, git_repo, isolate_git
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -33,24 +34,7 @@ def _sha(data: bytes) -> str:
 
 @pytest.fixture(autouse=True)
 def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No user or system git configuration, and no repository above the temporary dir."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    done = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
-    return done.stdout.decode()
+    isolate_git(monkeypatch, tmp_path)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -62,16 +46,6 @@ def _write(path: Path, text: str) -> Path:
 def _auto(repo: Path, argv: list[str] | None = None, **kw: Any) -> dict[str, str]:
     fp = code_fingerprint(base_dir=repo, globs=None, argv=argv or ["python"], cwd=repo, **kw)
     return fp.entries
-
-
-def _repo(path: Path, files: dict[str, str]) -> Path:
-    """A repository with `files` committed."""
-    for name, text in files.items():
-        _write(path / name, text)
-    _git(path, "init", "-q")
-    _git(path, "add", ".")
-    _git(path, "commit", "-q", "-m", "one")
-    return path
 
 
 def test_globs_hash_matching_files_sorted_and_relative(tmp_path: Path) -> None:
@@ -126,7 +100,7 @@ def test_no_git_entry_outside_a_repository_or_without_git(
 
 @needs_git
 def test_tracked_content_counts_whether_committed_staged_or_not(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"agent.py": "v1\n", "lib/a b.py": "x\n", "-dash.py": "d\n"})
+    repo = git_repo(tmp_path / "repo", {"agent.py": "v1\n", "lib/a b.py": "x\n", "-dash.py": "d\n"})
     first = _auto(repo)
     assert set(first) == {GIT_LABEL}
     assert _auto(repo) == first  # stable
@@ -136,20 +110,20 @@ def test_tracked_content_counts_whether_committed_staged_or_not(tmp_path: Path) 
     _write(repo / "-dash.py", "e\n")
     edited = _auto(repo)
     assert edited != first
-    _git(repo, "add", "agent.py")
+    git(repo, "add", "agent.py")
     assert _auto(repo) == edited  # staged or not, the same content
-    _git(repo, "commit", "-q", "-am", "two")
+    git(repo, "commit", "-q", "-am", "two")
     assert _auto(repo) == edited  # a commit of what is in the work tree changes nothing
 
     for name, text in (("agent.py", "v1\n"), ("lib/a b.py", "x\n"), ("-dash.py", "d\n")):
         _write(repo / name, text)
-    _git(repo, "commit", "-q", "-am", "three")
+    git(repo, "commit", "-q", "-am", "three")
     assert _auto(repo) == first  # content, not commit ids
 
 
 @needs_git
 def test_untracked_and_ignored_files_count_only_when_argv_names_them(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"agent.py": "a\n", ".gitignore": "ignored/\n"})
+    repo = git_repo(tmp_path / "repo", {"agent.py": "a\n", ".gitignore": "ignored/\n"})
     before = _auto(repo, ["python", "agent.py", "helper.py"])
     _write(repo / "NOTES.md", "what I tried\n")
     _write(repo / "ignored" / "cache.bin", "noise\n")
@@ -161,12 +135,12 @@ def test_untracked_and_ignored_files_count_only_when_argv_names_them(tmp_path: P
 
 @needs_git
 def test_a_deleted_tracked_file_or_a_new_mode_counts(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"agent.py": "a\n", "old.py": "o\n"})
+    repo = git_repo(tmp_path / "repo", {"agent.py": "a\n", "old.py": "o\n"})
     first = _auto(repo)
     (repo / "old.py").unlink()
     deleted = _auto(repo)
     assert deleted != first
-    _git(repo, "rm", "-q", "old.py")
+    git(repo, "rm", "-q", "old.py")
     assert _auto(repo) == deleted
     (repo / "agent.py").chmod(0o755)
     assert _auto(repo) not in (first, deleted)
@@ -174,19 +148,19 @@ def test_a_deleted_tracked_file_or_a_new_mode_counts(tmp_path: Path) -> None:
 
 @needs_git
 def test_a_stale_index_does_not_change_the_version(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"agent.py": "a\n"})
+    repo = git_repo(tmp_path / "repo", {"agent.py": "a\n"})
     first = _auto(repo)
     later = (repo / "agent.py").stat().st_mtime + 100
     os.utime(repo / "agent.py", (later, later))  # git sees it as possibly modified
-    assert "agent.py" in _git(repo, "diff-files", "--name-only")
+    assert "agent.py" in git(repo, "diff-files", "--name-only")
     assert _auto(repo) == first
 
 
 @needs_git
 def test_tracked_files_are_blob_ids_labelled_from_the_suite_directory(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"suite/agent.py": "a\n", "lib/util.py": "u\n"})
+    repo = git_repo(tmp_path / "repo", {"suite/agent.py": "a\n", "lib/util.py": "u\n"})
     (repo / "suite" / "link.py").symlink_to("agent.py")
-    _git(repo, "add", ".")
+    git(repo, "add", ".")
     _write(repo / "lib" / "util.py", "edited\n")
     (repo / "suite" / "link.py").unlink()
     (repo / "suite" / "link.py").symlink_to("../lib/util.py")
@@ -210,7 +184,7 @@ def test_tracked_files_are_blob_ids_labelled_from_the_suite_directory(tmp_path: 
 
 @needs_git
 def test_the_store_and_the_suite_file_do_not_count_even_when_committed(tmp_path: Path) -> None:
-    repo = _repo(
+    repo = git_repo(
         tmp_path / "repo",
         {"agent.py": "a\n", "suite.yaml": "name: s\n", ".noisefloor/baselines/s.json": "{}"},
     )
@@ -219,22 +193,22 @@ def test_the_store_and_the_suite_file_do_not_count_even_when_committed(tmp_path:
     _write(repo / ".noisefloor" / "baselines" / "s.json", '{"moved": 1}')
     _write(repo / ".noisefloor" / "runs" / "r1.json", "{}")
     _write(repo / "suite.yaml", "name: s\ncases: []\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "the baseline")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "the baseline")
     assert _auto(repo, exclude=exclude) == before
     assert _auto(repo) != before
     _write(repo / "suite.yaml.orig", "a file beside the suite, tracked\n")
-    _git(repo, "add", ".")
+    git(repo, "add", ".")
     assert _auto(repo, exclude=exclude) != before
 
 
 @needs_git
 def test_a_file_name_that_is_not_utf8_gets_a_readable_label(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"agent.py": "a\n"})
+    repo = git_repo(tmp_path / "repo", {"agent.py": "a\n"})
     odd = os.path.join(os.fsencode(repo), b"caf\xe9.py")
     with open(odd, "wb") as handle:
         handle.write(b"v1\n")
-    _git(repo, "add", ".")
+    git(repo, "add", ".")
     files = tracked_files(repo, repo)
     assert files is not None and set(files) == {"agent.py", "caf\\xe9.py"}
     before = _auto(repo)
@@ -245,7 +219,7 @@ def test_a_file_name_that_is_not_utf8_gets_a_readable_label(tmp_path: Path) -> N
 
 @needs_git
 def test_the_whole_work_tree_counts_from_a_subdirectory(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {"sub/run.py": "r\n", "other/lib.py": "l\n"})
+    repo = git_repo(tmp_path / "repo", {"sub/run.py": "r\n", "other/lib.py": "l\n"})
     before = code_fingerprint(base_dir=repo, globs=None, argv=["run.py"], cwd=repo / "sub")
     assert set(before.entries) == {"sub/run.py", GIT_LABEL}
     _write(repo / "other" / "lib.py", "changed\n")
@@ -260,9 +234,7 @@ def test_fingerprint_is_machine_independent(tmp_path: Path) -> None:
         repo = tmp_path / name
         _write(repo / "agent.py", "same\n")
         _write(repo / "lib" / "util.py", "u\n")
-        _git(repo, "init", "-q")
-        _git(repo, "add", ".")
-        _git(repo, "commit", "-q", "-m", f"from {name}")
+        commit_all(repo, f"from {name}")
         _write(repo / "wip.py", "w\n")
         auto = _auto(repo, ["python", "agent.py", str(repo / "lib" / "util.py")])
         globbed = code_fingerprint(base_dir=repo, globs=["**/*.py"], argv=[], cwd=repo).entries

@@ -20,8 +20,8 @@ import httpcore
 import pytest
 import trustme
 
+from bench.servers.llm import LlmServer
 from noisefloor.targets.http_backend import AsyncioBackend
-from tests.llm_server import LlmServer
 
 
 def _pool(ssl_context: ssl.SSLContext | None = None) -> httpcore.AsyncConnectionPool:

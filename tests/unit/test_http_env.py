@@ -1,5 +1,5 @@
 """Proxies and CA bundles from the environment: httpx's routing rules, then real requests through
-a loopback proxy (tests/proxy_server.py) to a loopback HTTPS server signed by a throwaway CA."""
+a loopback proxy (bench/servers/proxy.py) to a loopback HTTPS server signed by a throwaway CA."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 import trustme
 
+from bench.servers.llm import LlmServer
+from bench.servers.proxy import ProxyServer
 from noisefloor.errors import TargetConfigError
 from noisefloor.targets import CaseInput, Outcome, RawSample
 from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_env import Proxy, ca_source, proxy_for, proxy_secrets
 from noisefloor.targets.http_spec import HttpSpec
-from tests.llm_server import LlmServer
-from tests.proxy_server import ProxyServer
 
 PROXY = "http://proxy.corp:3128"
 

@@ -1,4 +1,4 @@
-"""The HTTP target against a hostile endpoint (`tests/fault_server.py`): every misbehaviour is an
+"""The HTTP target against a hostile endpoint (`bench/servers/faults.py`): every misbehaviour is an
 infrastructure error naming the fault, bounded in time and memory, with the key scrubbed."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import httpcore
 import pytest
 import trustme
 
+from bench.servers.faults import FaultServer
 from noisefloor.targets import CaseInput, Outcome, RawSample
 from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_response import AttemptKind, classify
 from noisefloor.targets.http_spec import HttpSpec
-from tests.fault_server import FaultServer
 
 KEY = "sk-noisefloor-SECRET-5f1c0e7a9b"
 

@@ -1,4 +1,4 @@
-"""The HTTP target against the loopback chat-completions stand-in in `tests/llm_server.py`.
+"""The HTTP target against the loopback chat-completions stand-in in `bench/servers/llm.py`.
 
 Backoff is shortened on every target so that retries cost milliseconds; the file runs in seconds.
 """
@@ -22,6 +22,8 @@ import orjson
 import pytest
 import yaml
 
+from bench.servers.llm import LlmServer
+from bench.servers.loopback import LoopbackServer
 from noisefloor import __version__
 from noisefloor.errors import SuiteError, TargetConfigError
 from noisefloor.suite.load import load_suite
@@ -30,8 +32,7 @@ from noisefloor.targets import CaseInput, Outcome, RawSample, Target
 from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_retry import backoff_delay, parse_retry_after
 from noisefloor.targets.http_spec import HttpSpec
-from tests.llm_server import LlmServer
-from tests.loopback import LoopbackServer
+from tests.builders import write_suite
 
 T = TypeVar("T")
 KEY = "sk-test-0123456789abcdef"
@@ -272,8 +273,7 @@ def test_accepted_finish_reasons_are_part_of_the_version_and_the_comparable_spec
             "target": {"http": http},
             "cases": [{"id": "c", "input": "x", "scorers": ["json_valid"]}],
         }
-        path = tmp_path / "suite.yaml"
-        path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+        path = write_suite(tmp_path, suite)
         record = build_target(load_suite(path)).record
         return record.key, record.spec
 
@@ -413,8 +413,7 @@ def _suite_target(tmp_path: Path, base_url: str) -> Target:
         "target": {"http": {"base_url": base_url, "model": "m", "api_key_env": "NF_TEST_KEY"}},
         "cases": [{"id": "c1", "input": "hello", "scorers": ["json_valid"]}],
     }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite), encoding="utf-8")
+    path = write_suite(tmp_path, suite)
     target = build_target(load_suite(path)).target
     assert isinstance(target, HttpTarget)
     target.backoff_base_s = 0.005

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 from scipy import stats as sps
 
 from noisefloor.operations.plan import CHANGES, SHIFTS, plan_inputs, plan_text
 from noisefloor.store.store import ReadOnlyStore
+from tests.builders import write_suite
 
 #: The gate's own slack when a p-value meets a threshold (`stats.P_RTOL`), plus rounding.
 SLACK = 1 + 1e-9
@@ -172,7 +172,8 @@ def test_t_power_and_repeats_needed_match_a_simulation(tmp_path):
 # -- where N and M come from -----------------------------------------------------------------
 
 
-def write_suite(directory: Path, repeats: list[int]) -> Path:
+def planned_suite(directory: Path, repeats: list[int]) -> Path:
+    """A suite of `echo`, one case per entry of `repeats` (its repeats)."""
     doc = {
         "name": "planned",
         "target": {"command": ["echo", "{{input}}"]},
@@ -182,9 +183,7 @@ def write_suite(directory: Path, repeats: list[int]) -> Path:
             for i, r in enumerate(repeats)
         ],
     }
-    path = directory / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    return path
+    return write_suite(directory, doc)
 
 
 def test_flags_alone_or_the_defaults(tmp_path):
@@ -197,7 +196,7 @@ def test_flags_alone_or_the_defaults(tmp_path):
 
 
 def test_a_suite_gives_its_smallest_repeats_and_its_case_count(tmp_path):
-    suite = write_suite(tmp_path, [6, 4, 8])
+    suite = planned_suite(tmp_path, [6, 4, 8])
     store = ReadOnlyStore(tmp_path / "store")
     inputs = plan_inputs(suite, None, None, 0.05, store)
     assert (inputs.repeats, inputs.cases, inputs.source) == (4, 3, "suite planned")

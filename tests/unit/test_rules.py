@@ -23,72 +23,9 @@ from noisefloor.rules.exact import ExactRule
 from noisefloor.rules.exit_policy import exit_code_for
 from noisefloor.rules.wilson import WilsonRule, decide_scorer
 from noisefloor.settings import RuleName, RuleSettings, ScorerGate
+from tests.builders import case_band, continuous, scorer_band
 
 R, IMP, U = Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED
-
-
-def scorer_band(
-    k: int,
-    n: int,
-    *,
-    values: list[float] | None = None,
-    kind: str = "binary",
-    direction: str = "higher_is_better",
-    target_errors: int = 0,
-    infra_errors: int = 0,
-    scorer_errors: int = 0,
-    reliable: bool = True,
-    label: str = "0:contains",
-) -> ScorerBand:
-    """A scorer's band: `k` passes out of `n` valid repeats (target errors among the fails)."""
-    if values is None:
-        values = [1.0] * k + [0.0] * (n - k - target_errors) if kind == "binary" else []
-    return ScorerBand(
-        label=label,
-        name=label.partition(":")[2],
-        kind=kind,
-        direction=direction,
-        impl_hash="0" * 16,
-        params={},
-        n=n,
-        k=k,
-        target_errors=target_errors,
-        infra_errors=infra_errors,
-        scorer_errors=scorer_errors,
-        values=values,
-        reliable=reliable,
-        details=[],
-    )
-
-
-def continuous(values: list[float], **kwargs: Any) -> ScorerBand:
-    """A continuous scorer whose every repeat passed, with these values."""
-    kwargs.setdefault("label", "0:json_path_number")
-    return scorer_band(len(values), len(values), values=values, kind="continuous", **kwargs)
-
-
-def case_band(
-    *scorers: ScorerBand,
-    ok: int | None = None,
-    repeats: int | None = None,
-    infra: int = 0,
-    case_key: str = "key1",
-    case_id: str = "c",
-) -> CaseBand:
-    """A case's band; by default every repeat came back ok."""
-    if repeats is None:
-        repeats = max((s.n + s.infra_errors + s.scorer_errors for s in scorers), default=5)
-    if ok is None:
-        ok = repeats - infra
-    outcomes = {"ok": ok, "error:exit": repeats - ok - infra, "error:infra": infra}
-    return CaseBand(
-        case_id=case_id,
-        case_key=case_key,
-        repeats=repeats,
-        outcomes={k: v for k, v in outcomes.items() if v},
-        errors=[],
-        scorers=list(scorers),
-    )
 
 
 # --- (a) rule `band` -----------------------------------------------------------------------

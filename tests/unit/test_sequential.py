@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noisefloor.errors import UsageError
-from noisefloor.model.records import CaseBand, CaseRecord, RunRecord, ScorerBand, TargetRecord
+from noisefloor.model.records import CaseBand, CaseRecord, RunRecord, TargetRecord
 from noisefloor.model.report import CaseReport
 from noisefloor.rules import get_rule
 from noisefloor.rules.sequential import Design, Stop, doubt_order, doubt_p, settle, step
@@ -23,28 +23,13 @@ from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.stats import Looks, look_outcome, newcombe, spending
 from noisefloor.store.pool import against_pool, held_repeats, parse_age, pooled_baseline
 from noisefloor.store.store import Store
+from tests.builders import case_band, scorer_band
 
 
 def band(k: int, n: int, values: list[float] | None = None) -> CaseBand:
-    scorer = ScorerBand(
-        label="0:s",
-        name="s",
-        kind="continuous" if values is not None else "binary",
-        direction="higher_is_better",
-        impl_hash="h",
-        params={},
-        n=n,
-        k=k,
-        target_errors=0,
-        infra_errors=0,
-        scorer_errors=0,
-        values=values or [],
-        reliable=True,
-        details=[],
-    )
-    return CaseBand(
-        case_id="c", case_key="k", repeats=n, outcomes={"ok": n}, errors=[], scorers=[scorer]
-    )
+    """Case `c`'s band of one scorer: `k` passes of `n`, or these continuous values."""
+    kind = "binary" if values is None else "continuous"
+    return case_band(scorer_band(k, n, values=values or [], kind=kind, label="0:s"), case_key="k")
 
 
 def judged(pairs: dict[str, tuple[CaseBand, CaseBand]], alpha: float = 0.05) -> list[CaseReport]:

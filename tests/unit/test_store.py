@@ -26,6 +26,7 @@ from noisefloor.names import SAFE_NAME
 from noisefloor.store.files import dumps
 from noisefloor.store.layout import has_sample
 from noisefloor.store.store import ReadOnlyStore, Store
+from tests.builders import git
 
 
 def run_record(suite: str, run_id: str, label: str | None = None) -> RunRecord:
@@ -238,7 +239,7 @@ def ignored(store: Store, rel: str) -> bool:
     """Whether git ignores the file `rel` under the root, as git itself reads the store's
     .gitignore files (the root's and those under it), in a repository made around the root."""
     if not (store.root / ".git").exists():
-        subprocess.run(["git", "init", "-q", str(store.root)], check=True)
+        git(store.root, "init", "-q")
     done = subprocess.run(
         ["git", "-C", str(store.root), "check-ignore", "-q", "--no-index", rel], check=False
     )

@@ -13,7 +13,7 @@ import pytest
 
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 from noisefloor.operations.worktree import WORKTREES, checked_out
-from tests.git_repo import commit_all, isolate_git, worktrees
+from tests.builders import commit_all, isolate_git, worktrees
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.faults import Tally, has_traceback
+from bench.fault_trials import Tally, has_traceback
 
 __all__ = ["DAMAGE", "KINDS", "prepare", "trials"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import yaml
 
-from tests.faults import Tally, cli_run, has_traceback
+from bench.fault_trials import Tally, cli_run, has_traceback
 
 __all__ = ["trials"]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.loopback import LoopbackHandler, LoopbackServer
+from bench.servers.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["FAULTS", "HUGE_BYTES", "FaultServer"]
 

@@ -15,7 +15,7 @@ import time
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.loopback import LoopbackHandler, LoopbackServer
+from bench.servers.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["LlmServer"]
 

@@ -15,7 +15,7 @@ import yaml
 
 __all__ = ["calls", "count_calls", "ledger_disagrees", "store_damage", "write_suite"]
 
-FAKE = Path(__file__).parent.parent / "fake_target.py"
+FAKE = Path(__file__).resolve().parents[1] / "fake_target.py"
 
 
 def write_suite(

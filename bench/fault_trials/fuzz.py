@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.faults import Tally
+from bench.fault_trials import Tally
 
 __all__ = ["cases_files", "outputs", "suite_files", "trials"]
 

@@ -1,4 +1,4 @@
-"""Hostile endpoints: one check of a suite with every fault of `tests/fault_server.py` as a case,
+"""Hostile endpoints: one check of a suite with every fault of `bench/servers/faults.py` as a case,
 and of https suites facing a plain port and an untrusted certificate, each counted."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import orjson
 import trustme
 import yaml
 
-from tests.fault_server import FAULTS, FaultServer
-from tests.faults import Tally, has_traceback
+from bench.fault_trials import Tally, has_traceback
+from bench.servers.faults import FAULTS, FaultServer
 
 __all__ = [
     "CHECK_RSS_LIMIT_MB",

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.faults import Tally, cli_run, has_traceback
-from tests.faults.store_state import calls, ledger_disagrees, store_damage, write_suite
+from bench.fault_trials import Tally, cli_run, has_traceback
+from bench.fault_trials.store_state import calls, ledger_disagrees, store_damage, write_suite
 
 __all__ = ["trials"]
 

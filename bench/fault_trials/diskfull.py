@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.faults import Tally, has_traceback
-from tests.faults.store_state import calls, ledger_disagrees, store_damage, write_suite
+from bench.fault_trials import Tally, has_traceback
+from bench.fault_trials.store_state import calls, ledger_disagrees, store_damage, write_suite
 
 __all__ = ["trials"]
 
