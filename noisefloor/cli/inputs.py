@@ -5,14 +5,15 @@ endpoint flags), the store, the rule settings, a check's design, and the run opt
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noisefloor.errors import UsageError
-from noisefloor.settings import RuleSettings, resolve_settings
+
+if TYPE_CHECKING:
+    from noisefloor.settings import RuleSettings
 
 __all__ = [
     "check_design",
@@ -28,6 +29,8 @@ __all__ = [
 
 def rule_settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
     """The rule settings: flags first, then the suite's `defaults`, then the built-in ones."""
+    from noisefloor.settings import resolve_settings
+
     given = {
         name: getattr(args, name)
         for name in (
@@ -181,6 +184,8 @@ def load_suite_of(args: argparse.Namespace) -> Any:
                 hint="e.g. --base-url http://127.0.0.1:8080/v1",
             )
         _check_base_url(from_env, "OPENAI_BASE_URL")
+        import dataclasses
+
         flags = dataclasses.replace(flags, base_url=from_env)
     else:
         _check_base_url(flags.base_url, "--base-url")

@@ -33,7 +33,7 @@ __all__ = [
     "probability",
     "repeats_option",
     "rule_options",
-    "run_options",
+    "run_arguments",
     "sampling_options",
     "sequential_options",
 ]
@@ -218,7 +218,7 @@ def sampling_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
+def run_arguments(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
     parser.add_argument(
         "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
     )

@@ -1,0 +1,170 @@
+"""The commands that call the target: `run`, `record`, `check` and `ab`, each with its arguments
+and its handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from noisefloor.cli.inputs import (
+    check_design,
+    jobs_of,
+    load_suite_of,
+    rule_settings,
+    run_options,
+    store_of,
+    watched,
+)
+from noisefloor.cli.options import (
+    format_options,
+    repeats_option,
+    rule_options,
+    run_arguments,
+    sampling_options,
+    sequential_options,
+)
+from noisefloor.cli.output import emit, report_out, run_summary
+from noisefloor.errors import ExitCode, UsageError
+
+__all__ = [
+    "ab_parser",
+    "check_parser",
+    "cmd_ab",
+    "cmd_check",
+    "cmd_run",
+    "record_parser",
+    "run_parser",
+]
+
+
+def run_parser(p: argparse.ArgumentParser) -> None:
+    run_arguments(p)
+    format_options(p)
+
+
+def record_parser(p: argparse.ArgumentParser) -> None:
+    run_arguments(p, label_required=True)
+
+
+def check_parser(p: argparse.ArgumentParser) -> None:
+    run_arguments(p)
+    rule_options(p)
+    format_options(p)
+    p.add_argument(
+        "--require-baseline",
+        action="store_true",
+        help="exit 3 instead of adopting when there is no baseline",
+    )
+    sequential_options(p)
+    p.add_argument(
+        "--adopt",
+        action="store_true",
+        help="with CI set in the environment, adopt this run when there is no baseline "
+        "(without CI, a first check adopts anyway)",
+    )
+
+
+def ab_parser(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("suite", type=Path, help="the suite file (YAML), inside a git work tree")
+    p.add_argument(
+        "--baseline-ref",
+        required=True,
+        metavar="REF",
+        help="the baseline arm: a commit, branch or tag (e.g. HEAD, main, HEAD~1)",
+    )
+    repeats_option(p, "repeats per case and arm, a fixed design (default: sequential)")
+    sampling_options(p)
+    rule_options(p)
+    format_options(p)
+    sequential_options(p)
+
+
+def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw: Any) -> Any:
+    suite = load_suite_of(args)
+    if kw.pop("with_settings", False):
+        extra = (rule_settings(args, suite), *extra)
+    if kw.pop("with_design", False):
+        kw["design"] = check_design(args, suite)
+    opts, progress = run_options(args, suite)
+    from noisefloor.pipeline.doit_runner import SamplesDropped
+
+    try:
+        for _ in range(2):  # a sample read back corrupt was deleted: taken again, twice at most
+            try:
+                return fn(store_of(args), suite, opts, *extra, **kw)
+            except SamplesDropped as exc:
+                print(f"warning: {exc.message}; taking it again", file=sys.stderr)
+        return fn(store_of(args), suite, opts, *extra, **kw)
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from noisefloor.operations.run import run_suite
+    from noisefloor.report import render_run
+
+    result = _sample(args, run_suite)
+    emit(render_run(run_summary(result), getattr(args, "format", "terminal")), args)
+    if args.set_baseline:
+        print(f"baseline of {result.run.suite!r} is now {result.run.run_id}", file=sys.stderr)
+    return int(ExitCode.HARNESS) if result.unmeasured else 0  # (its cause is in the summary)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from noisefloor.operations.check import check_suite
+
+    if args.adopt and args.require_baseline:
+        raise UsageError(
+            "--adopt and --require-baseline contradict each other",
+            hint="--adopt makes this run the baseline when there is none; "
+            "--require-baseline exits 3 then",
+        )
+    report = _sample(
+        args,
+        check_suite,
+        with_settings=True,
+        with_design=True,
+        allow_target_change=args.allow_target_change,
+        require_baseline=args.require_baseline,
+        ci=bool(os.environ.get("CI")) and not args.adopt,
+        continue_on_scorer_error=args.continue_on_scorer_error,
+    )
+    return report_out(report, args)
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    from noisefloor.executors import executor_of
+    from noisefloor.operations.ab import ab_suite
+    from noisefloor.operations.run import RunOptions
+    from noisefloor.suite.suite import load_suite
+
+    suite = load_suite(args.suite)
+    opts = RunOptions(
+        repeats=args.repeats,
+        jobs=jobs_of(args, suite),
+        fresh=args.fresh,
+        executor=executor_of(args.executor),
+    )
+    progress = watched(opts)
+    try:
+        report = ab_suite(
+            store_of(args),
+            suite,
+            args.baseline_ref,
+            opts,
+            rule_settings(args, suite),
+            allow_target_change=args.allow_target_change,
+            continue_on_scorer_error=args.continue_on_scorer_error,
+            design=check_design(args, suite),
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+    return report_out(report, args)
