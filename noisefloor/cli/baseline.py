@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from noisefloor.cli.inputs import jobs_of, store_of
+from noisefloor.cli.inputs import resolved_of, store_of
 from noisefloor.cli.options import (
     Parser,
     executor_option,
@@ -48,7 +48,8 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     q.add_argument("suite", type=Path, help="the suite file")
     repeats_option(
         q,
-        f"repeats per case to reach (default: the suite's `baseline_repeats`, else "
+        dest="baseline_repeats",
+        help_text=f"repeats per case to reach (default: the suite's `baseline_repeats`, else "
         f"{BASELINE_REPEATS})",
     )
     jobs_option(q, "default 8 for an endpoint, 1 for a command")
@@ -81,14 +82,16 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def _deepen(store: Store, args: argparse.Namespace) -> int:
     from noisefloor.executors import executor_of
     from noisefloor.operations.deepen import deepen_baseline
-    from noisefloor.settings import BASELINE_REPEATS
     from noisefloor.suite.suite import load_suite
 
     suite = load_suite(args.suite)
-    own = suite.defaults.baseline_repeats
-    repeats = args.repeats or own or BASELINE_REPEATS
+    resolved = resolved_of(args, suite)
     done = deepen_baseline(
-        store, suite, repeats, jobs=jobs_of(args, suite), executor=executor_of(args.executor)
+        store,
+        suite,
+        resolved.design.baseline_repeats,
+        jobs=resolved.sampling.jobs,
+        executor=executor_of(resolved.sampling.executor),
     )
     print(
         f"{suite.name}: baseline {done.run.run_id}: {len(done.before)} case(s) at "

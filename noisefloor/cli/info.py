@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from noisefloor.cli.inputs import store_of, suite_name
+from noisefloor.cli.inputs import resolved_of, store_of, suite_name
 from noisefloor.cli.options import (
     alpha_option,
     html_file,
@@ -49,7 +49,7 @@ def schema_parser(p: argparse.ArgumentParser) -> None:
 
 
 def plan_parser(p: argparse.ArgumentParser) -> None:
-    from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS
+    from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, PLAN_CASES, PLAN_POWER, REPEATS
 
     p.add_argument("suite", nargs="?", type=Path, help="take N and the case count from this suite")
     repeats_option(p, f"repeats per side (default: the suite's, else {REPEATS})")
@@ -57,14 +57,14 @@ def plan_parser(p: argparse.ArgumentParser) -> None:
         "--cases",
         type=positive,
         metavar="M",
-        help="cases that can fail (default: the suite's, else 50)",
+        help=f"cases that can fail (default: the suite's, else {PLAN_CASES})",
     )
     alpha_option(p, "family-wise false-alarm rate")
     p.add_argument(
         "--power",
         type=probability,
-        default=0.8,
-        help="power for the repeats-needed table (default 0.8)",
+        default=PLAN_POWER,
+        help=f"power for the repeats-needed table (default {PLAN_POWER:g})",
     )
     p.add_argument(
         "--max-repeats",
@@ -145,7 +145,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             suite_path=args.suite,
             repeats=args.repeats,
             cases=args.cases,
-            alpha=args.alpha,
+            alpha=resolved_of(args).rule.alpha,
             power=args.power,
             store=store_of(args, read_only=True),
             max_repeats=args.max_repeats,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.cli.inputs import rule_settings, store_of, suite_name
+from noisefloor.cli.inputs import resolved_of, store_of, suite_name
 from noisefloor.cli.options import format_options, html_file, rule_options
 from noisefloor.cli.output import emit, report_out, run_summary
 
@@ -123,7 +123,7 @@ def _compared(
     report = compare(
         store_of(args, read_only=True),
         *refs,
-        rule_settings(args),
+        resolved_of(args).rule,
         allow_target_change=args.allow_target_change,
         **kw,
     )

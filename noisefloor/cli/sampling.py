@@ -9,17 +9,9 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from noisefloor.cli.inputs import (
-    check_design,
-    jobs_of,
-    load_suite_of,
-    rule_settings,
-    run_options,
-    store_of,
-    watched,
-)
+from noisefloor.cli.inputs import load_suite_of, open_store, resolved_of, run_options
 from noisefloor.cli.options import (
     format_options,
     repeats_option,
@@ -30,6 +22,8 @@ from noisefloor.cli.options import (
 )
 from noisefloor.cli.output import emit, report_out, run_summary
 from noisefloor.errors import ExitCode, UsageError
+
+_T = TypeVar("_T")
 
 __all__ = [
     "ab_parser",
@@ -85,22 +79,26 @@ def ab_parser(p: argparse.ArgumentParser) -> None:
     sequential_options(p)
 
 
-def _sample(args: argparse.Namespace, fn: Callable[..., Any], *extra: Any, **kw: Any) -> Any:
+def _sample(args: argparse.Namespace, fn: Callable[..., _T], **kw: Any) -> _T:
+    """Load the suite, resolve the command's settings, and call `fn(store, suite, opts)`; with
+    `with_settings` and `with_design`, a check's rule settings and design too."""
     suite = load_suite_of(args)
+    resolved = resolved_of(args, suite)
+    extra: tuple[Any, ...] = ()
     if kw.pop("with_settings", False):
-        extra = (rule_settings(args, suite), *extra)
+        extra = (resolved.rule,)
     if kw.pop("with_design", False):
-        kw["design"] = check_design(args, suite)
-    opts, progress = run_options(args, suite)
+        kw["design"] = resolved.design
+    opts, progress = run_options(args, resolved)
     from noisefloor.pipeline.doit_runner import SamplesDropped
 
     try:
         for _ in range(2):  # a sample read back corrupt was deleted: taken again, twice at most
             try:
-                return fn(store_of(args), suite, opts, *extra, **kw)
+                return fn(open_store(resolved.store), suite, opts, *extra, **kw)
             except SamplesDropped as exc:
                 print(f"warning: {exc.message}; taking it again", file=sys.stderr)
-        return fn(store_of(args), suite, opts, *extra, **kw)
+        return fn(open_store(resolved.store), suite, opts, *extra, **kw)
     finally:
         if progress is not None:
             progress.stop()
@@ -140,29 +138,22 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-    from noisefloor.executors import executor_of
     from noisefloor.operations.ab import ab_suite
-    from noisefloor.operations.run import RunOptions
     from noisefloor.suite.suite import load_suite
 
     suite = load_suite(args.suite)
-    opts = RunOptions(
-        repeats=args.repeats,
-        jobs=jobs_of(args, suite),
-        fresh=args.fresh,
-        executor=executor_of(args.executor),
-    )
-    progress = watched(opts)
+    resolved = resolved_of(args, suite)
+    opts, progress = run_options(args, resolved)
     try:
         report = ab_suite(
-            store_of(args),
+            open_store(resolved.store),
             suite,
             args.baseline_ref,
             opts,
-            rule_settings(args, suite),
+            resolved.rule,
             allow_target_change=args.allow_target_change,
             continue_on_scorer_error=args.continue_on_scorer_error,
-            design=check_design(args, suite),
+            design=resolved.design,
         )
     finally:
         if progress is not None:

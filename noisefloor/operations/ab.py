@@ -37,8 +37,8 @@ from noisefloor.pipeline.banding import keepers_for
 from noisefloor.pipeline.comparison import compare_runs
 from noisefloor.pipeline.indexing import SampleIndexer, index_run
 from noisefloor.rules.exit_policy import finished_report, unmeasured
-from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
+from noisefloor.settings.design import Design
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.pool import pooled_baseline
 from noisefloor.store.store import Store, utc_now
@@ -313,7 +313,7 @@ def ab_suite(
     *,
     allow_target_change: bool = False,
     continue_on_scorer_error: bool = False,
-    design: Design | None = None,
+    design: Design,
 ) -> Report:
     """Sample the suite's target at git `ref` and in the working tree, interleaved, and compare.
 
@@ -329,7 +329,6 @@ def ab_suite(
     """
     _check_options(suite, opts)
     cand_built = build_target(suite, store.root)
-    design = design or Design()
     check_priced(design.max_cost, cand_built.price)
     store.ensure()
     started = utc_now()
@@ -345,7 +344,7 @@ def ab_suite(
                 arms.append(
                     new_arm(store, suite, cand_built, fresh=opts.fresh, facts=facts, usage=usage)
                 )
-            if not same and design.applies(opts.repeats, settings, screens):
+            if not same and design.applies(settings, screens):
                 session = _ArmsSession(store, suite, arms, opts, label)
 
                 def pool() -> RunRecord:
