@@ -146,6 +146,7 @@ def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         "--root",
         default=default,
         metavar="DIR",
+        # settings.STORE_ROOT, written out: the top-level `--help` imports no settings
         help="store root (env NOISEFLOOR_ROOT; default .noisefloor)",
     )
     parser.add_argument(
