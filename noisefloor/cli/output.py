@@ -13,6 +13,7 @@ from noisefloor.cli.inputs import store_of
 
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
+    from noisefloor.operations.run import RunResult
 
 __all__ = ["emit", "report_out", "run_summary"]
 
@@ -47,7 +48,7 @@ def report_out(report: Report, args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def run_summary(result: Any) -> dict[str, Any]:
+def run_summary(result: RunResult) -> dict[str, Any]:
     from noisefloor.model.verdict import side
 
     return {

@@ -23,8 +23,6 @@ from noisefloor.cli.options import (
 from noisefloor.cli.output import emit, report_out, run_summary
 from noisefloor.errors import ExitCode, UsageError
 
-_T = TypeVar("_T")
-
 __all__ = [
     "ab_parser",
     "check_parser",
@@ -34,6 +32,8 @@ __all__ = [
     "record_parser",
     "run_parser",
 ]
+
+_T = TypeVar("_T")
 
 
 def run_parser(p: argparse.ArgumentParser) -> None:
@@ -100,8 +100,7 @@ def _sample(args: argparse.Namespace, fn: Callable[..., _T], **kw: Any) -> _T:
                 print(f"warning: {exc.message}; taking it again", file=sys.stderr)
         return fn(open_store(resolved.store), suite, opts, *extra, **kw)
     finally:
-        if progress is not None:
-            progress.stop()
+        progress.stop()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -156,6 +155,5 @@ def cmd_ab(args: argparse.Namespace) -> int:
             design=resolved.design,
         )
     finally:
-        if progress is not None:
-            progress.stop()
+        progress.stop()
     return report_out(report, args)

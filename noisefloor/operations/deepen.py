@@ -32,7 +32,7 @@ class Deepened:
 
 
 def deepen_baseline(
-    store: Store, suite: Suite, repeats: int, jobs: int = 1, executor: str | None = None
+    store: Store, suite: Suite, repeats: int, *, jobs: int, executor: str | None
 ) -> Deepened:
     """Top every case of the suite's baseline up to `repeats` repeats, and point the baseline at
     a run that rests on them. The target as it is now must be the baseline's version.

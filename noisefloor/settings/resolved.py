@@ -1,7 +1,5 @@
-"""The settings of one command, resolved once at the edge: each flag given, else its environment
-variable, else the suite's `defaults`, else the built-in default (`noisefloor.settings`).
-
-Operations receive these typed values and never hold an unset value that they decide later.
+"""The settings of one command, resolved once at the edge: a flag, else its variable, else the
+suite's `defaults`, else the built-in default; operations get them typed, none left to decide.
 """
 
 from __future__ import annotations
