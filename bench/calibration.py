@@ -39,7 +39,7 @@ from noisefloor.model.report import CaseReport, ComparedCase  # noqa: E402
 from noisefloor.model.verdict import Verdict  # noqa: E402
 from noisefloor.rules import get_rule  # noqa: E402
 from noisefloor.rules.exit_policy import exit_code_for  # noqa: E402
-from noisefloor.rules.sequential import Design, Stop, settle, step  # noqa: E402
+from noisefloor.rules.sequential import Stop, settle, step  # noqa: E402
 from noisefloor.settings import (  # noqa: E402
     BASELINE_REPEATS,
     MAX_REPEATS,
@@ -48,6 +48,7 @@ from noisefloor.settings import (  # noqa: E402
     RuleName,
     RuleSettings,
 )
+from noisefloor.settings.design import Design  # noqa: E402
 
 M = 50
 RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)

@@ -116,10 +116,21 @@ def _default(action: argparse.Action) -> str:
         return "required"
     if action.nargs == 0:
         return "off"
-    default = action.default
+    default = action.default if action.default is not None else _built_in(action.dest)
     if default is None or default is argparse.SUPPRESS:
         return "-"
     return f"`{default}`"
+
+
+def _built_in(dest: str) -> object:
+    """The built-in default that `resolve` gives a rule flag the suite cannot set; None for
+    every other flag (its default, if any, is in its help)."""
+    from noisefloor.settings import SUITE_DEFAULTS, RuleSettings
+    from noisefloor.settings.resolved import RULE_FLAGS
+
+    if dest in RULE_FLAGS and dest not in SUITE_DEFAULTS:
+        return getattr(RuleSettings(), dest)
+    return None
 
 
 def _synopsis(prog: str, parser: argparse.ArgumentParser) -> str:

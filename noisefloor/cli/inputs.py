@@ -1,24 +1,28 @@
 """From parsed arguments to what the operations take: the suite (a file, or --cases with the
-endpoint flags), the store, the rule settings, a check's design, and the run options.
+endpoint flags), the command's resolved settings, the store, and the run options.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, overload
 
 from noisefloor.errors import UsageError
-from noisefloor.settings import RuleSettings, resolve_settings
+
+if TYPE_CHECKING:
+    from noisefloor.operations.run import RunOptions
+    from noisefloor.report.progress import Progress
+    from noisefloor.settings.resolved import Resolved, StoreSettings
+    from noisefloor.store.store import ReadOnlyStore, Store
+    from noisefloor.suite.model import Suite
 
 __all__ = [
-    "check_design",
-    "jobs_of",
     "load_suite_of",
-    "rule_settings",
+    "open_store",
+    "resolved_of",
     "run_options",
     "store_of",
     "suite_name",
@@ -26,118 +30,60 @@ __all__ = [
 ]
 
 
-def rule_settings(args: argparse.Namespace, suite: Any = None) -> RuleSettings:
-    """The rule settings: flags first, then the suite's `defaults`, then the built-in ones."""
-    given = {
-        name: getattr(args, name)
-        for name in (
-            "rule",
-            "alpha",
-            "min_effect",
-            "suspect_drop",
-            "min_rate_drop",
-            "min_valid",
-            "strict",
-            "suite_gate",
-            "suite_min_effect",
-        )
-    }
-    return resolve_settings(given, suite.defaults if suite is not None else None)
+def resolved_of(args: argparse.Namespace, suite: Suite | None = None) -> Resolved:
+    """Every setting of the command: its flags over the environment over the suite's `defaults`
+    (none when it reads stored runs only) over the built-in defaults."""
+    from noisefloor.settings import JOBS
+    from noisefloor.settings.resolved import resolve
 
-
-def check_design(args: argparse.Namespace, suite: Any) -> Any:
-    """A check's sequential design and deep baseline: flags first, then the suite's
-    `defaults`, then the built-in ones."""
-    from noisefloor.rules.sequential import Design
-    from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS
-    from noisefloor.store.pool import parse_age
-
-    defaults = suite.defaults
-
-    def pick(name: str, default: Any) -> Any:
-        flag = getattr(args, name, None)
-        if flag is not None:
-            return flag
-        own = getattr(defaults, name, None)
-        return own if own is not None else default
-
-    age = pick("baseline_max_age", None)
-    return Design(
-        max_repeats=pick("max_repeats", MAX_REPEATS),
-        max_calls=args.max_calls,
-        max_cost=args.max_cost,
-        baseline_repeats=pick("baseline_repeats", BASELINE_REPEATS),
-        baseline_max_age_s=parse_age(age) if age is not None else None,
-    )
-
-
-def store_of(args: argparse.Namespace, read_only: bool = False) -> Any:
-    from noisefloor.store.store import ReadOnlyStore, Store
-
-    root = args.root or os.environ.get("NOISEFLOOR_ROOT") or ".noisefloor"
-    if read_only:
-        return ReadOnlyStore(root)
-    return Store(root, lock_timeout_of(args))
-
-
-def lock_timeout_of(args: argparse.Namespace) -> float:
-    """How long a run waits for the store: --lock-timeout, else NOISEFLOOR_LOCK_TIMEOUT, else
-    the store's default."""
-    from noisefloor.cli.options import non_negative
-    from noisefloor.store.lock import LOCK_TIMEOUT_S
-
-    flag = getattr(args, "lock_timeout", None)
-    if flag is not None:
-        return float(flag)
-    text = os.environ.get("NOISEFLOOR_LOCK_TIMEOUT")
-    if not text:
-        return LOCK_TIMEOUT_S
-    try:
-        return non_negative(text)  # the flag's own check
-    except argparse.ArgumentTypeError:
-        raise UsageError(
-            f"NOISEFLOOR_LOCK_TIMEOUT must be a number of seconds >= 0, got {text!r}",
-            hint="unset it for the default (600), or pass --lock-timeout SECONDS",
-        ) from None
-
-
-def jobs_of(args: argparse.Namespace, suite: Any) -> int:
-    """Target calls at once: --jobs, else NOISEFLOOR_JOBS, else what the suite's target suits."""
-    if args.jobs is not None:
-        return int(args.jobs)
-    env = os.environ.get("NOISEFLOOR_JOBS")
-    if env:
-        from noisefloor.cli.options import jobs
-
-        try:
-            return jobs(env)
-        except argparse.ArgumentTypeError as exc:
-            raise UsageError(
-                f"NOISEFLOOR_JOBS: {exc}",
-                hint="set it to a whole number of target calls at once, or to auto; or unset it",
-            ) from None
+    if suite is None:
+        return resolve(vars(args), os.environ, None, JOBS)
     from noisefloor.targets.kinds import kind_of
 
-    return kind_of(suite.target).default_jobs
+    return resolve(vars(args), os.environ, suite.defaults, kind_of(suite.target).default_jobs)
 
 
-def run_options(args: argparse.Namespace, suite: Any) -> Any:
+@overload
+def store_of(args: argparse.Namespace, read_only: Literal[True]) -> ReadOnlyStore: ...
+@overload
+def store_of(args: argparse.Namespace, read_only: bool = False) -> Store: ...
+def store_of(args: argparse.Namespace, read_only: bool = False) -> Store:
+    """The store at the resolved root: read-only for commands that only read it, else waiting
+    the resolved lock timeout for another run of a suite."""
+    return open_store(resolved_of(args).store, read_only)
+
+
+@overload
+def open_store(where: StoreSettings, read_only: Literal[True]) -> ReadOnlyStore: ...
+@overload
+def open_store(where: StoreSettings, read_only: bool = False) -> Store: ...
+def open_store(where: StoreSettings, read_only: bool = False) -> Store:
+    """The store `where` says: read-only, or waiting its lock timeout for another run."""
+    from noisefloor.store.store import ReadOnlyStore, Store
+
+    if read_only:
+        return ReadOnlyStore(where.root)
+    return Store(where.root, where.lock_timeout_s)
+
+
+def run_options(args: argparse.Namespace, resolved: Resolved) -> tuple[RunOptions, Progress]:
+    """How a sampling command samples, with its progress on stderr."""
     from noisefloor.executors import executor_of
     from noisefloor.operations.run import RunOptions
 
     opts = RunOptions(
-        repeats=args.repeats,
-        jobs=jobs_of(args, suite),
-        executor=executor_of(args.executor),
-        fresh=args.fresh,
-        label=args.label,
-        replace=args.replace,
-        set_baseline=args.set_baseline,
+        repeats=resolved.design.fixed_repeats,
+        jobs=resolved.sampling.jobs,
+        executor=executor_of(resolved.sampling.executor),
+        fresh=resolved.sampling.fresh,
+        label=getattr(args, "label", None),
+        replace=getattr(args, "replace", False),
+        set_baseline=getattr(args, "set_baseline", False),
     )
     return opts, watched(opts)
 
 
-def watched(opts: Any) -> Any:
+def watched(opts: RunOptions) -> Progress:
     """Progress of a run's sampling on stderr, never in a report: a live line on a terminal,
     plain lines in a log."""
     from noisefloor.report.progress import Progress
@@ -147,7 +93,7 @@ def watched(opts: Any) -> Any:
     return progress
 
 
-def load_suite_of(args: argparse.Namespace) -> Any:
+def load_suite_of(args: argparse.Namespace) -> Suite:
     """The suite of a sampling command: a suite file, or --cases with the endpoint flags."""
     from noisefloor.suite.load import cases_suite, load_suite
     from noisefloor.targets.endpoint_flags import EndpointFlags
@@ -181,6 +127,8 @@ def load_suite_of(args: argparse.Namespace) -> Any:
                 hint="e.g. --base-url http://127.0.0.1:8080/v1",
             )
         _check_base_url(from_env, "OPENAI_BASE_URL")
+        import dataclasses
+
         flags = dataclasses.replace(flags, base_url=from_env)
     else:
         _check_base_url(flags.base_url, "--base-url")

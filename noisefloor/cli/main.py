@@ -12,19 +12,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from noisefloor.cli.commands import COMMANDS
 from noisefloor.cli.parser import build_parser, command_named
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
-__all__ = ["COMMANDS", "build_parser", "console_main", "main"]  # noqa: F822 (COMMANDS: lazy)
-
-
-def __getattr__(name: str) -> Any:
-    """`COMMANDS` loads with the first command run: `--help` and `--version` need none."""
-    if name == "COMMANDS":
-        from noisefloor.cli.commands import COMMANDS
-
-        return COMMANDS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["console_main", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,9 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "no command given: name one of the commands above",
                 hint="`noisefloor COMMAND --help` documents a command's flags",
             )
-        from noisefloor.cli.commands import COMMANDS
-
-        return COMMANDS[args.command](args)
+        return COMMANDS[args.command].handler(args)
     except NoisefloorError as exc:
         if debug:
             import traceback

@@ -5,7 +5,6 @@ usage errors into exit 3 instead of argparse's exit 2, and the option groups com
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -33,7 +32,7 @@ __all__ = [
     "probability",
     "repeats_option",
     "rule_options",
-    "run_options",
+    "run_arguments",
     "sampling_options",
     "sequential_options",
 ]
@@ -92,11 +91,18 @@ def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:
         raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
 
 
+def _checked(parse: Callable[[str], _N], text: str) -> _N:
+    """`parse(text)`, its ValueError made argparse's error for the flag."""
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def positive(text: str) -> int:
-    value = _parse(int, text, "a whole number")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    from noisefloor.settings.resolved import parse_whole
+
+    return _checked(parse_whole, text)
 
 
 def money(text: str) -> Decimal:
@@ -128,10 +134,9 @@ def probability(text: str) -> float:
 
 
 def non_negative(text: str) -> float:
-    value = _parse(float, text, "a number")
-    if not value >= 0:  # nan too
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+    from noisefloor.settings.resolved import parse_seconds
+
+    return _checked(parse_seconds, text)
 
 
 def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -141,6 +146,7 @@ def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         "--root",
         default=default,
         metavar="DIR",
+        # settings.STORE_ROOT, written out: the top-level `--help` imports no settings
         help="store root (env NOISEFLOOR_ROOT; default .noisefloor)",
     )
     parser.add_argument(
@@ -151,8 +157,9 @@ def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-def repeats_option(parser: argparse.ArgumentParser, help_text: str) -> None:
-    parser.add_argument("--repeats", type=repeat_count, metavar="N", help=help_text)
+def repeats_option(parser: argparse.ArgumentParser, help_text: str, dest: str = "repeats") -> None:
+    """--repeats N; `dest` names the setting it gives (`baseline deepen`: the baseline's depth)."""
+    parser.add_argument("--repeats", type=repeat_count, metavar="N", dest=dest, help=help_text)
 
 
 def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -161,17 +168,17 @@ def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument(
         "--alpha",
         type=probability,
-        default=RuleSettings.alpha,
         help=f"{help_text} (default {RuleSettings.alpha:g})",
     )
 
 
 def executor_option(parser: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import EXECUTOR
+
     parser.add_argument(
         "--executor",
-        default=os.environ.get("NOISEFLOOR_EXECUTOR"),
         metavar="WHERE",
-        help="where the target runs: local (default), or dask://HOST:PORT, a Dask scheduler "
+        help=f"where the target runs: {EXECUTOR} (default), or dask://HOST:PORT, a Dask scheduler "
         "whose workers take the samples (as many at once as they have threads; --jobs does not "
         "apply) while this process writes them (env NOISEFLOOR_EXECUTOR)",
     )
@@ -179,11 +186,9 @@ def executor_option(parser: argparse.ArgumentParser) -> None:
 
 def jobs(text: str) -> int:
     """A --jobs value: a whole number, or `auto` for one per core this process may use."""
-    if text == "auto":
-        if hasattr(os, "sched_getaffinity"):
-            return len(os.sched_getaffinity(0))
-        return os.cpu_count() or 1
-    return positive(text)
+    from noisefloor.settings.resolved import parse_jobs
+
+    return _checked(parse_jobs, text)
 
 
 def jobs_option(parser: Any, default_help: str) -> None:
@@ -199,12 +204,14 @@ def jobs_option(parser: Any, default_help: str) -> None:
 
 def lock_timeout_option(parser: argparse.ArgumentParser) -> None:
     """--lock-timeout SECONDS: how long a run waits for another run of its suite."""
+    from noisefloor.settings import LOCK_TIMEOUT_S
+
     parser.add_argument(
         "--lock-timeout",
         type=non_negative,
         metavar="SECONDS",
         help="how long to wait for another run of the same suite on this store before giving "
-        "up with 'store busy' (env NOISEFLOOR_LOCK_TIMEOUT; default 600)",
+        f"up with 'store busy' (env NOISEFLOOR_LOCK_TIMEOUT; default {LOCK_TIMEOUT_S:g})",
     )
 
 
@@ -218,7 +225,7 @@ def sampling_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_options(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
+def run_arguments(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:
     parser.add_argument(
         "suite", nargs="?", type=Path, help="the suite file (YAML); or give --cases instead"
     )
@@ -355,14 +362,13 @@ def format_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -> None:
+def rule_options(parser: argparse.ArgumentParser) -> None:
     from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, RuleName, RuleSettings
 
     parser.add_argument(
         "--rule",
         choices=tuple(RuleName),
-        default=default_rule,
-        help=f"decision rule (default {default_rule})",
+        help=f"decision rule (default {RuleSettings.rule})",
     )
     alpha_option(parser, "family-wise false-alarm rate per check, rule exact")
     parser.add_argument(
@@ -388,14 +394,12 @@ def rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -
     parser.add_argument(
         "--min-rate-drop",
         type=non_negative,
-        default=RuleSettings.min_rate_drop,
         metavar="X",
         help=f"rate clause of rule band (default {RuleSettings.min_rate_drop:.2f})",
     )
     parser.add_argument(
         "--min-valid",
         type=positive,
-        default=RuleSettings.min_valid,
         metavar="N",
         help="valid repeats needed per side, rules exact and wilson "
         f"(default {RuleSettings.min_valid})",
@@ -411,7 +415,6 @@ def rule_options(parser: argparse.ArgumentParser, default_rule: str = "exact") -
     parser.add_argument(
         "--suite-min-effect",
         type=non_negative,
-        default=RuleSettings.suite_min_effect,
         metavar="X",
         help="mean pass-rate drop across cases that --suite-gate fails on "
         f"(default {RuleSettings.suite_min_effect:g})",

@@ -28,8 +28,8 @@ from noisefloor.pipeline.comparison import compare_runs
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.pipeline.sample_hooks import sample_hooks
 from noisefloor.rules.exit_policy import finished_report, unmeasured
-from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
+from noisefloor.settings.design import Design
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import utc_now
 from noisefloor.store.pool import pooled_baseline
@@ -295,7 +295,7 @@ def ab_suite(
     *,
     allow_target_change: bool = False,
     continue_on_scorer_error: bool = False,
-    design: Design | None = None,
+    design: Design,
 ) -> Report:
     """Sample the suite's target at git `ref` and in the working tree, interleaved, and compare.
 
@@ -311,7 +311,6 @@ def ab_suite(
     """
     _check_options(suite, opts)
     cand_built = build_target(suite, store.root)
-    design = design or Design()
     check_priced(design.max_cost, cand_built.price)
     store.ensure()
     started = utc_now()
@@ -327,7 +326,7 @@ def ab_suite(
                 arms.append(
                     new_arm(store, suite, cand_built, fresh=opts.fresh, facts=facts, usage=usage)
                 )
-            if not same and design.applies(opts.repeats, settings, screens):
+            if not same and design.applies(settings, screens):
                 session = _ArmsSession(store, suite, arms, opts, label)
 
                 def pool() -> RunRecord:

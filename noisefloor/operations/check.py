@@ -33,8 +33,8 @@ from noisefloor.pipeline.comparison import (
 )
 from noisefloor.pipeline.indexing import index_run
 from noisefloor.rules.exit_policy import finished_report, unmeasured
-from noisefloor.rules.sequential import Design
 from noisefloor.settings import REPEATS, RuleSettings
+from noisefloor.settings.design import Design
 from noisefloor.store.pool import against_pool, pooled_baseline
 from noisefloor.store.store import Store
 from noisefloor.suite.model import Suite
@@ -141,7 +141,7 @@ def check_suite(
     require_baseline: bool = False,
     ci: bool = False,
     continue_on_scorer_error: bool = False,
-    design: Design | None = None,
+    design: Design,
 ) -> Report:
     """Run the suite, then compare with its baseline (adopting the run when there is none).
 
@@ -172,11 +172,10 @@ def check_suite(
             hint=f"raise --repeats ({REPEATS} is the default); `noisefloor run` takes single samples",
         )
     built = build_target(suite, store.root)
-    design = design or Design()
     # refused before any call, wherever the budget would apply
     check_priced(design.max_cost, built.price)
     screens = [opts.repeats or c.repeats for c in suite.cases]
-    sequential = design.applies(opts.repeats, settings, screens)
+    sequential = design.applies(settings, screens)
     if pointer is None:
         # the newcomer's first check samples the baseline as deep as the design counts on, so
         # that the next check decides as a deepened baseline's would (a fixed --repeats adopts

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from noisefloor.errors import BaselineMissing, NoisefloorError, UsageError
 from noisefloor.executors.base import Executor
-from noisefloor.executors.local import LOCAL
 from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.operations.run import RunOptions, past_lost, run_session
 from noisefloor.pipeline.cases import case_key as key_of
@@ -34,7 +33,7 @@ class Deepened:
 
 
 def deepen_baseline(
-    store: Store, suite: Suite, repeats: int, jobs: int = 1, executor: Executor = LOCAL
+    store: Store, suite: Suite, repeats: int, *, jobs: int, executor: Executor
 ) -> Deepened:
     """Top every case of the suite's baseline up to `repeats` repeats, and point the baseline at
     a run that rests on them. The target as it is now must be the baseline's version.

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noisefloor import stats
-from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, REPEATS
+from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, PLAN_CASES, REPEATS
 from noisefloor.store.store import Store
 
 __all__ = ["CHANGES", "SEQUENTIAL_CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
@@ -63,7 +63,7 @@ def plan_inputs(
             if pmins is None:
                 source += " without its samples: K = M"
     repeats = repeats or REPEATS
-    cases = cases or 50
+    cases = cases or PLAN_CASES
     threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases
     return PlanInputs(repeats, cases, alpha, threshold, source)
 
@@ -182,7 +182,7 @@ def _sequential_lines(
 ) -> list[str]:
     """What the sequential design of `check` detects, and what it spends on unchanged cases:
     exact sums over every path of its looks, at this plan's K."""
-    from noisefloor.rules.sequential import Design
+    from noisefloor.settings.design import Design
 
     n, k = inputs.repeats, inputs.alpha / inputs.threshold
     cap, depth, held = _depths(suite_path, store, max_repeats, baseline_repeats)

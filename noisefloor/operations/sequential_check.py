@@ -27,8 +27,9 @@ from noisefloor.model.summary import suite_summary
 from noisefloor.operations.cost_budget import CostBudget
 from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pipeline.comparison import comparison_parts, run_summary
-from noisefloor.rules.sequential import Design, Stop, doubt_order, doubt_p, settle, step
+from noisefloor.rules.sequential import Stop, doubt_order, doubt_p, settle, step
 from noisefloor.settings import RuleSettings
+from noisefloor.settings.design import Design
 from noisefloor.store.pool import against_pool
 from noisefloor.store.store import Store
 

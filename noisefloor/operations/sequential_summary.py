@@ -8,8 +8,9 @@ from collections import Counter
 
 from noisefloor import stats
 from noisefloor.model.report import CaseReport, LookSummary, RuleSummary, SequentialSummary
-from noisefloor.rules.sequential import Design, Stop
+from noisefloor.rules.sequential import Stop
 from noisefloor.settings import REFERENCE_CHANGE, RuleSettings
+from noisefloor.settings.design import Design
 
 __all__ = ["shallow_warning", "spent"]
 

@@ -15,25 +15,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from decimal import Decimal
 
 from noisefloor import stats
 from noisefloor.model.report import CaseReport, ScorerReport
 from noisefloor.model.verdict import Verdict
 from noisefloor.rules.exact import ADD_REPEATS
-from noisefloor.settings import (
-    BASELINE_REPEATS,
-    FUTILITY,
-    LOOKS,
-    MAX_REPEATS,
-    SPENDING_RHO,
-    RuleName,
-    RuleSettings,
-)
 from noisefloor.stats import TOL
 
-__all__ = ["Design", "Stop", "doubt_order", "doubt_p", "settle", "step"]
+__all__ = ["Stop", "doubt_order", "doubt_p", "settle", "step"]
 
 
 class Stop(enum.StrEnum):
@@ -52,53 +41,6 @@ class Stop(enum.StrEnum):
     #: No candidate repeat reached the target (the infrastructure failed every one): never
     #: `clear`, and the check exits 3 (`exit_policy.unmeasured_cause`).
     UNMEASURED = "unmeasured"
-
-
-@dataclass(frozen=True)
-class Design:
-    """How a sequential check looks at its cases, and how much it may take."""
-
-    max_repeats: int = MAX_REPEATS
-    """Candidate repeats per case at most: the last look."""
-    max_calls: int | None = None
-    """Samples the whole check may take; None: no limit."""
-    max_cost: Decimal | None = None
-    """What the whole check's samples may cost at the suite's price (`cost_budget`); None: no
-    limit."""
-    baseline_repeats: int = BASELINE_REPEATS
-    """Repeats per case of the deep baseline a check compares against, at most."""
-    baseline_max_age_s: float | None = None
-    """Baseline samples older than this many seconds are left out; None: any age."""
-    looks: tuple[int, ...] = LOOKS
-    """Candidate repeats of the looks between the first (the suite's repeats) and the cap."""
-    futility: tuple[float, ...] = FUTILITY
-    """The futility bound after each look but the last (the last value serves later looks)."""
-    rho: float = SPENDING_RHO
-    """The exponent of the alpha-spending function."""
-
-    def applies(self, repeats: int | None, settings: RuleSettings, screens: list[int]) -> bool:
-        """Whether a check samples sequentially: not with a fixed `--repeats`, only under rule
-        exact, and only when the cap leaves a case room for a second look."""
-        return (
-            repeats is None
-            and settings.rule is RuleName.EXACT
-            and any(n < self.max_repeats for n in screens)
-        )
-
-    def schedule(self, first: int) -> list[int]:
-        """The candidate repeats of every look: `first`, the design's looks past it, the cap."""
-        middle = [n for n in self.looks if first < n < self.max_repeats]
-        return [first, *middle, *([self.max_repeats] if self.max_repeats > first else [])]
-
-    def look(self, settings: RuleSettings, share: float) -> RuleSettings:
-        """The settings of one look: its share of alpha."""
-        return replace(settings, alpha=settings.alpha * share)
-
-    def futility_at(self, look: int, looks: int) -> float | None:
-        """The futility bound after look `look` of `looks`; None after the last."""
-        if look >= looks - 1:
-            return None
-        return self.futility[min(look, len(self.futility) - 1)]
 
 
 #: Verdicts that end a case: a test rejected, or the case cannot be compared at all.

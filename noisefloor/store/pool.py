@@ -5,7 +5,6 @@ the runs that took them, up to a depth and, for endpoints that drift, a maximum 
 from __future__ import annotations
 
 import os
-import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,21 +15,7 @@ from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.store.layout import has_sample
 from noisefloor.store.store import Store
 
-__all__ = ["against_pool", "held_repeats", "parse_age", "pooled_baseline"]
-
-_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_age(text: str) -> float:
-    """Seconds in a duration such as `90m`, `12h`, `7d` or `2w`."""
-    match = _AGE.match(text)
-    if match is None:
-        raise UsageError(
-            f"--baseline-max-age {text!r} is not a duration",
-            hint="a number and a unit: s, m, h, d or w (e.g. 12h, 7d)",
-        )
-    return float(match[1]) * _UNITS[match[2]]
+__all__ = ["against_pool", "held_repeats", "pooled_baseline"]
 
 
 def held_repeats(store: Store, case: CaseRecord) -> int:

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from noisefloor.cli.main import build_parser
+from noisefloor.cli.parser import build_parser
 
 
 def _walk(parser: argparse.ArgumentParser, path: str = "noisefloor"):
@@ -91,7 +91,8 @@ def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
     def boom(args):
         raise RuntimeError("something broke inside")
 
-    monkeypatch.setitem(cli_module.COMMANDS, "scorers", boom)
+    scorers = cli_module.COMMANDS["scorers"]
+    monkeypatch.setitem(cli_module.COMMANDS, "scorers", scorers._replace(handler=boom))
     result = cli("scorers")
     assert result.code == 3
     assert (
@@ -140,10 +141,11 @@ def test_ab_says_in_its_help_what_it_does():
     assert "--baseline-ref REF" in parsers["noisefloor ab"].format_usage()
 
 
-#: Modules that `--version` and `--help` must not import: the commands and everything they pull
+#: Modules that `--version` and `--help` must not import: the operations and everything they pull
 #: in (settings' dataclasses, pydantic, the store), which start-up pays for when they do.
 _NOT_AT_START_UP = (
-    "noisefloor.cli.commands",
+    "noisefloor.operations.run",
+    "noisefloor.store.store",
     "noisefloor.settings",
     "pydantic",
     "yaml",

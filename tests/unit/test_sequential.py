@@ -18,10 +18,12 @@ from noisefloor.errors import UsageError
 from noisefloor.model.records import CaseBand, CaseRecord, RunRecord, TargetRecord
 from noisefloor.model.report import CaseReport
 from noisefloor.rules import get_rule
-from noisefloor.rules.sequential import Design, Stop, doubt_order, doubt_p, settle, step
+from noisefloor.rules.sequential import Stop, doubt_order, doubt_p, settle, step
 from noisefloor.settings import RuleName, RuleSettings
+from noisefloor.settings.design import Design
+from noisefloor.settings.resolved import parse_age
 from noisefloor.stats import Looks, look_outcome, newcombe, spending
-from noisefloor.store.pool import against_pool, held_repeats, parse_age, pooled_baseline
+from noisefloor.store.pool import against_pool, held_repeats, pooled_baseline
 from noisefloor.store.store import Store
 from tests.builders import case_band, scorer_band
 

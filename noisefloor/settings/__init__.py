@@ -1,7 +1,7 @@
-"""Settings resolved once: flags over the suite's `defaults` over the built-in defaults.
+"""Every built-in default, written here and only here, and the settings of the decision rules.
 
-Every default is written here and only here; rules ask `RuleSettings.scorer` for the effective
-thresholds of each scorer instead of resolving them themselves.
+`resolved.resolve` puts flags over the environment over the suite's `defaults` over these; rules
+ask `RuleSettings.scorer` for the effective thresholds of each scorer instead of resolving them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,12 @@ from typing import Any
 
 __all__ = [
     "BASELINE_REPEATS",
+    "EXECUTOR",
+    "JOBS",
+    "LOCK_TIMEOUT_S",
+    "PLAN_CASES",
+    "PLAN_POWER",
+    "STORE_ROOT",
     "HISTORY_RUNS",
     "FUTILITY",
     "LOOKS",
@@ -62,6 +68,18 @@ LOOKS = (10, 20, 40)
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
 #: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
 SPENDING_RHO = 1.0
+#: The store's directory when neither --root nor NOISEFLOOR_ROOT names one.
+STORE_ROOT = ".noisefloor"
+#: Seconds a run waits for another run of its suite on the same store (--lock-timeout).
+LOCK_TIMEOUT_S = 600.0
+#: Target calls at once when neither --jobs, NOISEFLOOR_JOBS nor the target's kind says.
+JOBS = 1
+#: Where the target runs when neither --executor nor NOISEFLOOR_EXECUTOR says: this process.
+EXECUTOR = "local"
+#: The cases `plan` assumes can fail when neither --cases nor a suite says.
+PLAN_CASES = 50
+#: The power `plan`'s table of repeats needed aims at (--power).
+PLAN_POWER = 0.8
 #: Runs `history` lists per case, and runs of the current target version its flakiness pools.
 HISTORY_RUNS = 20
 #: The change a sequential check compares its cost with a fixed design's for: pass rates.

@@ -1,0 +1,114 @@
+"""The `baseline` command: set, show and deepen the baseline pointers, with their arguments and
+their handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from noisefloor.cli.inputs import resolved_of, store_of
+from noisefloor.cli.options import (
+    Parser,
+    executor_option,
+    global_options,
+    jobs_option,
+    lock_timeout_option,
+    repeats_option,
+)
+from noisefloor.errors import NoisefloorError
+
+if TYPE_CHECKING:
+    from noisefloor.store.store import Store
+
+__all__ = ["baseline_parser", "cmd_baseline"]
+
+
+def baseline_parser(p: argparse.ArgumentParser) -> None:
+    from noisefloor.settings import BASELINE_REPEATS
+
+    bsub = p.add_subparsers(
+        dest="baseline_command", metavar="ACTION", parser_class=Parser, required=True
+    )
+    q = bsub.add_parser("set", help="point the run's suite at this run")
+    global_options(q, top=False)
+    q.add_argument("run", help="run id or label")
+    q = bsub.add_parser("show", help="list every suite's baseline")
+    global_options(q, top=False)
+    q = bsub.add_parser(
+        "deepen",
+        help="top the baseline up to N repeats per case, on the baseline's own target version",
+        description="Take more samples of the baseline's target version (the code as it is "
+        "must be that version), so that checks compare against a deep baseline. Never touches "
+        "a candidate.",
+    )
+    global_options(q, top=False)
+    q.add_argument("suite", type=Path, help="the suite file")
+    repeats_option(
+        q,
+        dest="baseline_repeats",
+        help_text=f"repeats per case to reach (default: the suite's `baseline_repeats`, else "
+        f"{BASELINE_REPEATS})",
+    )
+    jobs_option(q, "default 8 for an endpoint, 1 for a command")
+    executor_option(q)
+    lock_timeout_option(q)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from noisefloor.operations.resolve import resolve_run
+
+    store = store_of(args)
+    if args.baseline_command == "deepen":
+        return _deepen(store, args)
+    if args.baseline_command == "set":
+        run = resolve_run(store, args.run)
+        pointer = store.set_baseline(run.suite, run.run_id)
+        print(f"{pointer.suite}: {pointer.run_id}")
+        return 0
+    pointers = store.baselines()
+    if not pointers:
+        raise NoisefloorError(
+            f"no baselines recorded under {store.root}",
+            hint="`noisefloor check SUITE` adopts one; `noisefloor baseline set RUN` moves one",
+        )
+    for pointer in pointers:
+        print(f"{pointer.suite}: {pointer.run_id}  (set {pointer.set_at})")
+    return 0
+
+
+def _deepen(store: Store, args: argparse.Namespace) -> int:
+    from noisefloor.executors import executor_of
+    from noisefloor.operations.deepen import deepen_baseline
+    from noisefloor.suite.load import load_suite
+
+    suite = load_suite(args.suite)
+    resolved = resolved_of(args, suite)
+    done = deepen_baseline(
+        store,
+        suite,
+        resolved.design.baseline_repeats,
+        jobs=resolved.sampling.jobs,
+        executor=executor_of(resolved.sampling.executor),
+    )
+    print(
+        f"{suite.name}: baseline {done.run.run_id}: {len(done.before)} case(s) at "
+        f"{_depths([c.repeats for c in done.run.cases])} repeats (held "
+        f"{_depths(list(done.before.values()))} before), {done.run.calls} target call(s)"
+    )
+    if done.skipped:
+        print(
+            f"NOTE: {len(done.skipped)} case(s) of the baseline are not in the suite with the same "
+            f"input, left as they were: {', '.join(done.skipped[:5])}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _depths(repeats: list[int]) -> str:
+    """Cases' repeats as one number, or the range they span ("5 to 30", never "5/30", which
+    reads as a fraction)."""
+    low, high = min(repeats, default=0), max(repeats, default=0)
+    return str(low) if low == high else f"{low} to {high}"

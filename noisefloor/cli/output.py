@@ -1,0 +1,53 @@
+"""What the commands print: text to stdout (and to --output), and a comparison's report with
+its warnings and step summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from noisefloor.cli.inputs import store_of
+
+if TYPE_CHECKING:
+    from noisefloor.model.report import Report
+
+__all__ = ["emit", "report_out"]
+
+
+def emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = None) -> None:
+    if getattr(args, "output", None) is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(
+            rendered_for_file if rendered_for_file is not None else text, encoding="utf-8"
+        )
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `| head` closed the pipe: the verdict still decides the exit code. Point stdout at
+        # devnull so that the interpreter's flush at exit stays silent (Python's documented recipe).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def report_out(report: Report, args: argparse.Namespace) -> int:
+    from noisefloor.operations.step_summary import append_step_summary
+    from noisefloor.report import render_report
+
+    store = store_of(args, read_only=True)
+    repeats = None
+    if args.format == "html":
+        from noisefloor.operations.repeats import repeats_behind
+
+        repeats = repeats_behind(store, report)
+    if args.output is not None:
+        emit(render_report(report, "terminal"), args, render_report(report, args.format, repeats))
+    else:
+        emit(render_report(report, args.format, repeats), args)
+    for warning in report.warnings if args.format != "terminal" else []:
+        print(f"warning: {warning}", file=sys.stderr)
+    append_step_summary(report, store)
+    return report.exit_code

@@ -1,0 +1,152 @@
+"""The commands of the store itself: `store`, `ledger`, `runs`, `show` and `import`, each with
+its arguments and its handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from noisefloor.cli.inputs import store_of, suite_name
+from noisefloor.cli.options import Parser, global_options
+from noisefloor.cli.output import emit
+from noisefloor.errors import ExitCode, NoisefloorError
+
+__all__ = [
+    "cmd_import",
+    "cmd_ledger",
+    "cmd_runs",
+    "cmd_show",
+    "cmd_store",
+    "import_parser",
+    "ledger_parser",
+    "runs_parser",
+    "show_parser",
+    "store_parser",
+]
+
+
+def store_parser(p: argparse.ArgumentParser) -> None:
+    ssub = p.add_subparsers(
+        dest="store_command", metavar="ACTION", parser_class=Parser, required=True
+    )
+    q = ssub.add_parser(
+        "verify",
+        help="read every file of the store; report each corrupt one and what fixes it",
+        description="Read every file of the store as the commands read it, and report each "
+        "one that is corrupt (cut, emptied, garbage, of another shape, or no file at all): "
+        "where it is, its kind, what is wrong and what fixes it. Exits 0 when the store is "
+        "sound, 3 when something is wrong (after --repair: when something is left).",
+    )
+    global_options(q, top=False)
+    q.add_argument(
+        "--repair",
+        action="store_true",
+        help="delete what is rebuilt or retaken (derived files, doit's database, corrupt "
+        "samples, stale temporary files), rebuild the ledger, and rewrite .gitignore; "
+        "baselines, runs, labels and epochs are reported with the command that fixes them",
+    )
+    q.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
+    )
+
+
+def ledger_parser(p: argparse.ArgumentParser) -> None:
+    lsub = p.add_subparsers(
+        dest="ledger_command", metavar="ACTION", parser_class=Parser, required=True
+    )
+    q = lsub.add_parser("rebuild", help="rebuild the ledger from the JSON sample and run files")
+    global_options(q, top=False)
+
+
+def runs_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", nargs="?", help="only runs of this suite (its name or its file)")
+    p.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
+    )
+
+
+def show_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", nargs="?", help="run id or label (default: the newest run)")
+    p.add_argument("--case", metavar="ID", help="only this case")
+
+
+def import_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", type=Path, metavar="DIR", help="the public tool's store root")
+    p.add_argument(
+        "--suite", type=Path, required=True, help="the suite file those runs were taken of"
+    )
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    from noisefloor.operations.verify import verify_store
+    from noisefloor.report.verify import render
+
+    found = verify_store(store_of(args), repair=args.repair)
+    emit(render(found, args.format, args.repair), args)
+    return int(ExitCode.HARNESS) if found.left else 0
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    from noisefloor.pipeline.indexing import open_ledger
+
+    store = store_of(args)
+    with open_ledger(store.root) as ledger:
+        counts = ledger.rebuild(store.root)
+    print(
+        f"ledger rebuilt: {counts['samples']} samples, {counts['runs']} runs, "
+        f"{counts['run_samples']} scored repeats"
+    )
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from noisefloor.operations.runs import run_rows
+    from noisefloor.report.runs import render_runs
+
+    rows = run_rows(store_of(args, read_only=True), suite_name(args.suite))
+    if args.format == "json":
+        from noisefloor.report.json import render
+
+        emit(render(rows), args)
+    else:
+        emit(render_runs(rows), args)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from noisefloor.operations.resolve import resolve_run
+    from noisefloor.report.show import render_show
+
+    store = store_of(args, read_only=True)
+    run = resolve_run(store, args.run) if args.run else store.latest_run()
+    if run is None:
+        raise NoisefloorError(f"no runs under {store.root}")
+    emit(render_show(store, run, args.case), args)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from noisefloor.operations.importer import import_store
+    from noisefloor.suite.load import load_suite
+
+    suite = load_suite(args.suite)
+    result = import_store(store_of(args), suite, args.source)
+    out = [
+        f"imported {len(result.imported)} run(s) of {suite.name!r} "
+        f"({result.samples} samples, no target calls)"
+    ]
+    for run in result.imported:
+        source = run.imported_from
+        repeats = "/".join(str(n) for n in sorted({c.repeats for c in run.cases}))
+        git = f", git {source.git_sha}" if source and source.git_sha else ""
+        out.append(f"  {run.run_id}  {len(run.cases)} cases x {repeats} repeats{git}")
+    if result.already:
+        out.append(f"already imported, left alone: {', '.join(result.already)}")
+    if result.baseline:
+        out.append(f"baseline: {result.baseline}")
+    emit("\n".join(out) + "\n", args)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
