@@ -347,12 +347,12 @@ def html_file(text: str) -> Path:
 
 
 def format_options(parser: argparse.ArgumentParser) -> None:
-    from noisefloor.report import ALL_FORMATS
+    from noisefloor.report import formats
 
     parser.add_argument(
         "--format",
         type=_format,
-        choices=ALL_FORMATS,
+        choices=formats(),
         default="terminal",
         help="report format (default terminal; html is one self-contained page with plots, "
         "from the `html` extra)",

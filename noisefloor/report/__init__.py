@@ -6,7 +6,7 @@ A report is a `noisefloor.model.report.Report` (`noisefloor.pipeline.comparison`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -15,12 +15,52 @@ if TYPE_CHECKING:
     from noisefloor.model.report import Report
     from noisefloor.model.run import RunSummary
 
-__all__ = ["ALL_FORMATS", "FORMATS", "render_report", "render_run"]
+__all__ = [
+    "ALL_FORMATS",
+    "FORMATS",
+    "Format",
+    "formats",
+    "register_format",
+    "render_report",
+    "render_run",
+]
 
 #: The formats rendered from the report model alone.
 FORMATS = ("terminal", "json", "markdown", "junit")
 #: And html, which also lists the repeats behind each verdict and needs the `html` extra.
 ALL_FORMATS = (*FORMATS, "html")
+
+
+class Format(Protocol):
+    """A report format registered from outside the package: a comparison and a run, each as text
+    read from its model alone (`repeats` is given for the formats that list them, else None)."""
+
+    def report(self, report: Report, repeats: Mapping[str, list[SideRepeats]] | None) -> str:
+        """A comparison's report."""
+        ...
+
+    def run(self, summary: RunSummary) -> str:
+        """A run's summary (no comparison)."""
+        ...
+
+
+_REGISTERED: dict[str, Format] = {}
+
+
+def register_format(name: str, fmt: Format) -> None:
+    """Make `--format NAME` render with `fmt`.
+
+    Raises:
+        ValueError: The name is taken (by a built-in format or one registered before).
+    """
+    if name in ALL_FORMATS or name in _REGISTERED:
+        raise ValueError(f"a report format named {name!r} exists already")
+    _REGISTERED[name] = fmt
+
+
+def formats() -> tuple[str, ...]:
+    """Every format `--format` takes: the built-in ones, then those registered, in order."""
+    return (*ALL_FORMATS, *_REGISTERED)
 
 
 def render_report(
@@ -30,6 +70,8 @@ def render_report(
 
     Given the repeats behind each verdict (read from the store), the html page lists them.
     """
+    if fmt in _REGISTERED:
+        return _REGISTERED[fmt].report(report, repeats)
     if fmt == "html":
         from noisefloor.report.html import render as render_html
 
@@ -53,6 +95,8 @@ def render_report(
 
 def render_run(summary: RunSummary, fmt: str) -> str:
     """A run (no comparison) in one format, every one of them read from the same summary."""
+    if fmt in _REGISTERED:
+        return _REGISTERED[fmt].run(summary)
     if fmt == "html":
         from noisefloor.report.html import render_run as render_run_html
 
