@@ -16,11 +16,7 @@ from noisefloor.errors import StoreError
 from noisefloor.store.files import remove_not_a_file
 from noisefloor.store.layout import utc_now
 
-__all__ = ["LOCK_TIMEOUT_S", "suite_lock"]
-
-#: How long a run waits for another run of the same suite to release the store before it
-#: gives up with "store busy" (`--lock-timeout`, env NOISEFLOOR_LOCK_TIMEOUT).
-LOCK_TIMEOUT_S = 600.0
+__all__ = ["suite_lock"]
 
 # How often a waiting run tries the lock again.
 _LOCK_POLL_S = 0.05

@@ -13,10 +13,11 @@ from typing import Any
 
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.model.records import BaselinePointer, CaseRecord, RunRecord
+from noisefloor.settings import LOCK_TIMEOUT_S
 from noisefloor.store.files import M, RootedFiles, remove_not_a_file
 from noisefloor.store.gitignore import gitignore_texts
 from noisefloor.store.layout import LOST_MARK, check_name, file_kind, has_sample, utc_now
-from noisefloor.store.lock import LOCK_TIMEOUT_S, suite_lock
+from noisefloor.store.lock import suite_lock
 
 __all__ = [
     "ReadOnlyStore",

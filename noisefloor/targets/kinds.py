@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from noisefloor.envvars import looks_secret
 from noisefloor.model.records import RunRecord
+from noisefloor.settings import JOBS
 from noisefloor.targets.source import BuiltTarget, TargetPlace
 
 if TYPE_CHECKING:
@@ -89,9 +90,9 @@ class TargetKind:
     #: Whether its version moves with a fingerprint of code files, whose changes a comparison
     #: can then name (`version_change`).
     fingerprints_code: bool = False
-    #: Target calls at once when neither `--jobs` nor NOISEFLOOR_JOBS says: one, so that
-    #: latencies are measured alone.
-    default_jobs: int = 1
+    #: Target calls at once when neither `--jobs` nor NOISEFLOOR_JOBS says: `settings.JOBS`
+    #: (one, so that latencies are measured alone) unless the kind says otherwise.
+    default_jobs: int = JOBS
     #: Whether a run's record asks `check_run` about its samples; False: no sample is looked at.
     checks_runs: bool = False
     #: Whether its answers report token usage (an OpenAI `usage` object in the envelope), which
