@@ -40,32 +40,29 @@ def rescore_parser(p: argparse.ArgumentParser) -> None:
     format_options(p)
 
 
-def diff_parser(p: argparse.ArgumentParser) -> None:
+def _compared_runs(p: argparse.ArgumentParser, name: str, does: str) -> None:
+    """The run a command compares (positional `name`) and the run it compares against."""
     p.add_argument(
-        "candidate",
+        name,
         nargs="?",
-        help="run id or label (default: the newest run that sampled its target, not a re-scoring; name a `rescore`'s run to compare it)",
+        help="run id or label (default: the newest run that sampled its target, not a "
+        f"re-scoring; name a `rescore`'s run to {does} it)",
     )
     p.add_argument(
         "--baseline",
         metavar="RUN|LABEL",
         help="the run to compare against (default: the suite's baseline)",
     )
+
+
+def diff_parser(p: argparse.ArgumentParser) -> None:
+    _compared_runs(p, "candidate", "compare")
     rule_options(p)
     format_options(p)
 
 
 def report_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "run",
-        nargs="?",
-        help="run id or label (default: the newest run that sampled its target, not a re-scoring; name a `rescore`'s run to report it)",
-    )
-    p.add_argument(
-        "--baseline",
-        metavar="RUN|LABEL",
-        help="the run to compare against (default: the suite's baseline)",
-    )
+    _compared_runs(p, "run", "report")
     p.add_argument(
         "--html",
         type=html_file,

@@ -23,6 +23,7 @@ __all__ = [
     "repeats_tag",
     "sequential_line",
     "side_text",
+    "suite_change",
 ]
 
 
@@ -141,6 +142,19 @@ def sequential_line(report: Report) -> str | None:
             f"{seq.fixed_calls} samples"
         )
     return text
+
+
+def suite_change(report: Report) -> str | None:
+    """The suite line of the markdown and html reports: the mean pass-rate change across cases
+    with its interval, or None without one (a single case has no interval)."""
+    summary = report.suite_summary
+    if summary is None or not summary.cases or not summary.ci95:
+        return None
+    lo, hi = summary.ci95
+    return (
+        f"suite: mean pass-rate change {summary.mean_diff:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}] "
+        f"over {summary.cases} cases"
+    )
 
 
 def repeats_tag(case: CaseReport) -> str:

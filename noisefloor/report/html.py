@@ -18,6 +18,7 @@ from noisefloor.report._evidence import (
     repeats_tag,
     sequential_line,
     side_text,
+    suite_change,
 )
 from noisefloor.report._usage import usage_text
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
@@ -82,6 +83,16 @@ def escape_html(value: object) -> str:
 
 
 _e = escape_html
+
+
+def _warnings(warnings: list[str], unmeasured: str | None) -> list[str]:
+    """The header's list of warnings, and of the error of a run that measured too little."""
+    if not warnings and not unmeasured:
+        return []
+    items = [f"<li>warning: {_e(w)}</li>" for w in warnings]
+    if unmeasured:
+        items.append(f"<li>error: {_e(unmeasured)}</li>")
+    return ['<ul class="warnings">', *items, "</ul>"]
 
 
 def page(title: str, body: list[str], css: str = "") -> str:
@@ -150,19 +161,10 @@ def _header(report: Report) -> list[str]:
     sequential = sequential_line(report)
     if sequential is not None:
         out.append(f'<p class="sequential" id="sequential">{_e(sequential)}</p>')
-    summary = report.suite_summary
-    if summary is not None and summary.cases and summary.ci95:
-        lo, hi = summary.ci95
-        out.append(
-            f"<p>suite: mean pass-rate change {summary.mean_diff:+.3f}, 95% CI "
-            f"[{lo:+.3f}, {hi:+.3f}] over {summary.cases} cases</p>"
-        )
-    if report.warnings or report.unmeasured:
-        out.append('<ul class="warnings">')
-        out += [f"<li>warning: {_e(w)}</li>" for w in report.warnings]
-        if report.unmeasured:
-            out.append(f"<li>error: {_e(report.unmeasured)}</li>")
-        out.append("</ul>")
+    suite = suite_change(report)
+    if suite is not None:
+        out.append(f"<p>{suite}</p>")
+    out += _warnings(report.warnings, report.unmeasured)
     out.append("</header>")
     return out
 
@@ -316,12 +318,7 @@ def render_run(summary: RunSummary) -> str:
     if summary.usage is not None:
         used = usage_text(summary.usage)
         body.append(f'<p class="usage" id="usage">usage: {_e(used)}</p>')
-    if summary.warnings or summary.unmeasured:
-        body.append('<ul class="warnings">')
-        body += [f"<li>warning: {_e(w)}</li>" for w in summary.warnings]
-        if summary.unmeasured:
-            body.append(f"<li>error: {_e(summary.unmeasured)}</li>")
-        body.append("</ul>")
+    body += _warnings(summary.warnings, summary.unmeasured)
     body += ["</header>", '<main id="cases">']
     for shown, case in enumerate(summary.cases):
         sides = [(s.key, Side(), s.side) for s in case.scorers]

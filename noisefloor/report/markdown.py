@@ -12,6 +12,7 @@ from noisefloor.report._evidence import (
     repeats_tag,
     sequential_line,
     side_text,
+    suite_change,
 )
 
 __all__ = ["render"]
@@ -42,13 +43,9 @@ def render(report: Report) -> str:
             f"\nalpha {report.settings.alpha} family-wise; Tarone K={rule.K['regress']}, "
             f"threshold {rule.thresholds['regress']}"
         )
-    summary = report.suite_summary
-    if summary is not None and summary.cases and summary.ci95:
-        lo, hi = summary.ci95
-        out.append(
-            f"\nsuite: mean pass-rate change {summary.mean_diff:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}] "
-            f"over {summary.cases} cases"
-        )
+    suite = suite_change(report)
+    if suite is not None:
+        out.append(f"\n{suite}")
     out += [
         "",
         "| verdict | case | scorer | baseline | candidate | evidence |",
