@@ -8,7 +8,7 @@ regresses fails its task with the gate's exit code and evidence in the log.
 import sys
 from pathlib import Path
 
-from noisefloor.pipeline.tasks import suite_tasks
+from noisefloor.pipeline import suite_tasks
 
 # doit's own state sits in the store root, where the store's .gitignore keeps it out of commits.
 DOIT_CONFIG = {

@@ -1,4 +1,5 @@
-"""Lazy package attributes: one helper serves the package and `noisefloor.targets`."""
+"""Lazy package attributes: one helper serves the package, `noisefloor.targets` and
+`noisefloor.pipeline`; and the public names users import keep their paths."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import types
 import pytest
 
 import noisefloor
+import noisefloor.pipeline
 import noisefloor.targets
 from noisefloor.lazy import lazy_exports
 
 
-@pytest.mark.parametrize("package", [noisefloor, noisefloor.targets], ids=lambda p: p.__name__)
+@pytest.mark.parametrize(
+    "package", [noisefloor, noisefloor.targets, noisefloor.pipeline], ids=lambda p: p.__name__
+)
 def test_packages_share_the_lazy_helper(package: types.ModuleType) -> None:
     assert package.__getattr__.__qualname__ == "lazy_exports.<locals>.getattr_"
     assert dir(package) == package.__all__
@@ -31,3 +35,18 @@ def test_a_loaded_name_is_kept_in_the_namespace(monkeypatch: pytest.MonkeyPatch)
     assert getattr_("dumps") is json.dumps
     assert package.__dict__["dumps"] is json.dumps
     assert dir_() == ["dumps"]
+
+
+def test_the_names_users_import_keep_their_paths() -> None:
+    # a user's dodo.py and a user's scorer name these, as the documentation shows them
+    from noisefloor.pipeline import suite_tasks
+    from noisefloor.scorers import NotJson, Params, ScoreInput, ScoreResult, scorer
+
+    assert suite_tasks.__module__ == "noisefloor.pipeline.tasks"
+    assert issubclass(NotJson, ValueError)
+    assert scorer.__self__ is noisefloor.REGISTRY
+    assert {Params, ScoreInput, ScoreResult} == {
+        noisefloor.Params,
+        noisefloor.ScoreInput,
+        noisefloor.ScoreResult,
+    }
