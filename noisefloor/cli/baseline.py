@@ -23,6 +23,8 @@ from noisefloor.errors import NoisefloorError
 if TYPE_CHECKING:
     from noisefloor.store.store import Store
 
+# Each handler imports its operation when it runs: `--help` and the other commands load none of it.
+
 __all__ = ["baseline_parser", "cmd_baseline"]
 
 

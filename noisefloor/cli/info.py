@@ -19,6 +19,8 @@ from noisefloor.cli.options import (
 from noisefloor.cli.output import emit
 from noisefloor.errors import UsageError
 
+# Each handler imports its operation when it runs: `--help` and the other commands load none of it.
+
 __all__ = [
     "cmd_history",
     "cmd_plan",

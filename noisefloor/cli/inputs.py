@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from noisefloor.store.store import ReadOnlyStore, Store
     from noisefloor.suite.model import Suite
 
+# What each input needs (the suite's loader, the store, the kinds) loads when a command asks for it.
+
 __all__ = [
     "load_suite_of",
     "open_store",

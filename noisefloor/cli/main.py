@@ -16,6 +16,8 @@ from noisefloor.cli.commands import COMMANDS
 from noisefloor.cli.parser import build_parser, command_named
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
+# A write that failed for want of room is worded by the store only when one fails.
+
 __all__ = ["console_main", "main"]
 
 

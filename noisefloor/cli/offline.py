@@ -16,6 +16,8 @@ from noisefloor.cli.output import emit, report_out
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
 
+# Each handler imports its operation when it runs: `--help` and the other commands load none of it.
+
 __all__ = [
     "cmd_compare",
     "cmd_diff",

@@ -12,6 +12,9 @@ from typing import Any, NoReturn, TypeVar
 
 from noisefloor.errors import UsageError
 
+# A flag's check, and a help text's defaults, import what they need when the parser is built for
+# the command invoked: `--version` and `--help` load none of it.
+
 # the settings (dataclasses) load with a command's arguments alone: `--help` and `--version`
 # need neither
 

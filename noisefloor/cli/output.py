@@ -14,6 +14,8 @@ from noisefloor.cli.inputs import store_of
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
 
+# The renderers and what a report's page needs load when a command prints.
+
 __all__ = ["emit", "report_out"]
 
 

@@ -23,6 +23,8 @@ from noisefloor.cli.options import (
 from noisefloor.cli.output import emit, report_out
 from noisefloor.errors import ExitCode, UsageError
 
+# Each handler imports its operation when it runs: `--help` and the other commands load none of it.
+
 __all__ = [
     "ab_parser",
     "check_parser",

@@ -13,6 +13,8 @@ from noisefloor.cli.options import Parser, global_options
 from noisefloor.cli.output import emit
 from noisefloor.errors import ExitCode, NoisefloorError
 
+# Each handler imports its operation when it runs: `--help` and the other commands load none of it.
+
 __all__ = [
     "cmd_import",
     "cmd_ledger",

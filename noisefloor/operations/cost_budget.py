@@ -18,6 +18,7 @@ from noisefloor.errors import CorruptFile, UsageError
 from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseRecord
 from noisefloor.model.usage import Price, Tokens, envelope_tokens
+from noisefloor.pipeline.banding import read_sample
 from noisefloor.store.store import Store
 
 __all__ = ["CostBudget", "check_priced", "cost_budget"]
@@ -31,7 +32,6 @@ def _most(a: Tokens | None, b: Tokens | None) -> Tokens | None:
 
 def _stored(store: Store, sample_dir: str) -> Tokens | None:
     """The most tokens of each kind an answer stored in `sample_dir` took."""
-    from noisefloor.pipeline.banding import read_sample
 
     directory = store.abs_str(sample_dir)
     try:

@@ -9,8 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noisefloor import stats
+from noisefloor.pipeline.banding import score_case
 from noisefloor.settings import BASELINE_REPEATS, MAX_REPEATS, PLAN_CASES, REPEATS
+from noisefloor.settings.design import Design
+from noisefloor.store.pool import held_repeats
 from noisefloor.store.store import Store
+from noisefloor.suite.load import load_suite
 
 __all__ = ["CHANGES", "SEQUENTIAL_CHANGES", "PlanInputs", "plan_inputs", "plan_text"]
 
@@ -50,8 +54,6 @@ def plan_inputs(
     source = "flags"
     pmins: list[float] | None = None
     if suite_path is not None:
-        from noisefloor.suite.load import load_suite
-
         suite = load_suite(suite_path)
         repeats = repeats or min(c.repeats for c in suite.cases)
         cases = cases or len(suite.cases)
@@ -73,7 +75,6 @@ def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list
 
     The gate's Tarone correction counts one pass-rate test per scorer and case, so the plan does.
     """
-    from noisefloor.pipeline.banding import score_case
 
     run = store.load_run(suite, run_id)
     pmins = []
@@ -154,16 +155,12 @@ def _depths(
     baseline holds (median over cases), else the defaults."""
     cap, depth, held = max_repeats, baseline_repeats, ""
     if suite_path is not None:
-        from noisefloor.suite.load import load_suite
-
         suite = load_suite(suite_path)
         cap = cap or suite.defaults.max_repeats
         depth = depth or suite.defaults.baseline_repeats
         pointer = store.baseline(suite.name)
         if pointer is not None and depth is None:
             from statistics import median
-
-            from noisefloor.store.pool import held_repeats
 
             run = store.load_run(suite.name, pointer.run_id)
             counts = [held_repeats(store, c) for c in run.cases]
@@ -182,7 +179,6 @@ def _sequential_lines(
 ) -> list[str]:
     """What the sequential design of `check` detects, and what it spends on unchanged cases:
     exact sums over every path of its looks, at this plan's K."""
-    from noisefloor.settings.design import Design
 
     n, k = inputs.repeats, inputs.alpha / inputs.threshold
     cap, depth, held = _depths(suite_path, store, max_repeats, baseline_repeats)

@@ -12,6 +12,7 @@ from noisefloor.model.repeats import Repeat, Shown, SideRepeats
 from noisefloor.model.report import Report
 from noisefloor.pipeline.banding import read_sample
 from noisefloor.pipeline.engine import compared_score_file
+from noisefloor.report.html import CASES_IN_DETAIL
 from noisefloor.store.store import Store
 from noisefloor.targets.base import Stream
 from noisefloor.targets.kinds import kind_named
@@ -98,7 +99,6 @@ def side_repeats(
 def repeats_behind(store: Store, report: Report) -> dict[str, list[SideRepeats]]:
     """Both sides' repeats of each case the HTML page shows in detail and that is not unchanged,
     by case id (an adopted run is its own baseline: its repeats are listed once)."""
-    from noisefloor.report.html import CASES_IN_DETAIL
 
     base_cases = _cases(store, report.suite, report.baseline)
     cand_cases = _cases(store, report.suite, report.candidate)

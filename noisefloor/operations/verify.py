@@ -13,7 +13,11 @@ from typing import Any
 
 from noisefloor.errors import CorruptFile, StoreError
 from noisefloor.model.records import BaselinePointer, CaseBand, RunRecord, ScoreFile
+from noisefloor.model.report import ReportFile, VerdictFile
 from noisefloor.model.verification import Problem, Verified
+from noisefloor.pipeline.banding import read_sample
+from noisefloor.pipeline.engine import shard_cases, verdict_json
+from noisefloor.pipeline.indexing import open_ledger
 from noisefloor.store.files import not_a_file, remove_not_a_file
 from noisefloor.store.layout import file_kind
 from noisefloor.store.sqlite import unlink_db
@@ -104,15 +108,12 @@ class _Reader:
         return None
 
     def _sample(self, path: Path) -> None:
-        from noisefloor.pipeline.banding import read_sample
 
         if path.stat().st_size == 0:
             raise StoreError("empty (a write the machine never flushed): it counts as missing")
         read_sample(path)
 
     def _derived(self, path: Path) -> None:
-        from noisefloor.model.report import ReportFile, VerdictFile
-        from noisefloor.pipeline.engine import shard_cases, verdict_json
 
         kind = path.relative_to(self.store.root).parts[0]
         if kind == "scores":
@@ -248,8 +249,6 @@ def _repair(store: Store, verified: Verified) -> None:
             problem.fix = _DONE.get(problem.kind, "repaired: deleted; written again when needed")
             rebuild_ledger |= problem.kind in ("sample", "ledger")
     if rebuild_ledger:
-        from noisefloor.pipeline.indexing import open_ledger
-
         try:
             with open_ledger(store.root) as ledger:
                 ledger.rebuild(store.root)

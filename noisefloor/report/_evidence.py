@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from noisefloor.model.verdict import SEVERITY
 from noisefloor.report._usage import amount, usage_text
 
 if TYPE_CHECKING:
@@ -93,7 +94,6 @@ def evidence_line(e: Evidence) -> str:
 
 def counts_line(counts: dict[str, int]) -> str:
     """`2 unchanged, 1 regressed` worst first."""
-    from noisefloor.model.verdict import SEVERITY
 
     order = {v.value: i for i, v in enumerate(SEVERITY)}
     items = sorted(counts.items(), key=lambda kv: order.get(kv[0], 99))

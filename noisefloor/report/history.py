@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from noisefloor.report.json import render as render_json
 from noisefloor.rules.history import CaseHistory, Flakiness, RunRate
 
 __all__ = ["flakiness_line", "render", "short_key", "to_dict"]
@@ -169,8 +170,6 @@ def to_dict(h: CaseHistory, outputs: bool = False) -> dict[str, Any]:
 def render(h: CaseHistory, fmt: str, outputs: bool = False) -> str:
     """The history in one format: terminal, markdown or json."""
     if fmt == "json":
-        from noisefloor.report.json import render as render_json
-
         return render_json(to_dict(h, outputs))
     if fmt == "markdown":
         return _markdown(h, outputs)

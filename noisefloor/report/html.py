@@ -22,6 +22,7 @@ from noisefloor.report._evidence import (
 )
 from noisefloor.report._usage import usage_text
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
+from noisefloor.stats.binary import wilson
 
 if TYPE_CHECKING:
     from noisefloor.model.repeats import Repeat, SideRepeats
@@ -123,8 +124,6 @@ def _point(s: Side) -> tuple[float, float, float] | None:
     if s.wilson:
         low, high = s.wilson
     else:
-        from noisefloor.stats.binary import wilson
-
         low, high = wilson(s.k, s.n)
     return s.k / s.n, low, high
 

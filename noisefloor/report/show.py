@@ -4,8 +4,10 @@ and its scorers' errors with their tracebacks. Bytes that were not UTF-8 are fla
 
 from __future__ import annotations
 
+from noisefloor.errors import StoreError
 from noisefloor.model.records import CaseRecord, RepeatStatus, RunRecord, ScoreFile
 from noisefloor.pipeline.banding import read_sample
+from noisefloor.pipeline.engine import score_file
 from noisefloor.store.store import Store
 from noisefloor.targets.kinds import kind_named
 
@@ -14,7 +16,6 @@ __all__ = ["render_show"]
 
 def render_show(store: Store, run: RunRecord, case_id: str | None = None) -> str:
     """Every repeat of every case (or of one case) with its outcome, timing and output."""
-    from noisefloor.errors import StoreError
 
     cases = [c for c in run.cases if case_id is None or c.case_id == case_id]
     if case_id is not None and not cases:
@@ -60,8 +61,6 @@ def _scorer_errors(
 ) -> dict[int, list[tuple[str, str, str | None]]]:
     """The scorer errors of a case's repeats, from the run's own score files (by the scorers as
     it recorded them, so no plugin is imported): label, detail and traceback by repeat."""
-    from noisefloor.errors import StoreError
-    from noisefloor.pipeline.engine import score_file
 
     found: dict[int, list[tuple[str, str, str | None]]] = {}
     for use in case.scorers:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from noisefloor.model.report import Report
 from noisefloor.pipeline.explain import Explanation
+from noisefloor.report.explain import render_markdown
+from noisefloor.report.markdown import render as render_markdown_report
 
 __all__ = ["FAILING", "render"]
 
@@ -17,13 +19,11 @@ FAILING = ("broken", "regressed")
 def render(report: Report, explained: Mapping[str, Explanation | str]) -> str:
     """The markdown report, then a collapsed section per explained case, worst first: what it
     said, or why it cannot be explained (a string). Empty `explained`: the report alone."""
-    from noisefloor.report.markdown import render as render_markdown_report
 
     return render_markdown_report(report) + "".join(_explained(report, explained))
 
 
 def _explained(report: Report, explained: Mapping[str, Explanation | str]) -> list[str]:
-    from noisefloor.report.explain import render_markdown
 
     if not explained:
         return []
