@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "no command given: name one of the commands above",
                 hint="`noisefloor COMMAND --help` documents a command's flags",
             )
-        return COMMANDS[args.command].handler(args)
+        return COMMANDS[args.command].run(args)
     except NoisefloorError as exc:
         if debug:
             import traceback

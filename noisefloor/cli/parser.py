@@ -64,5 +64,5 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=command.help, description=command.description or command.help)
         if only in (None, name):
             global_options(p, top=False)
-            command.arguments(p)
+            command.add_arguments(p)
     return parser

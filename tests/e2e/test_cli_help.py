@@ -86,13 +86,10 @@ def test_version(cli, capsys):
 
 
 def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
-    import noisefloor.cli.main as cli_module
-
     def boom(args):
         raise RuntimeError("something broke inside")
 
-    scorers = cli_module.COMMANDS["scorers"]
-    monkeypatch.setitem(cli_module.COMMANDS, "scorers", scorers._replace(handler=boom))
+    monkeypatch.setattr("noisefloor.cli.info.cmd_scorers", boom)
     result = cli("scorers")
     assert result.code == 3
     assert (
@@ -191,3 +188,11 @@ def test_a_commands_help_is_the_whole_parsers(capsys, argv, path):
         main(argv)
     assert capsys.readouterr().out == whole
     assert "--min-effect" in whole or "--repeats" in whole
+
+
+def test_every_command_names_functions_that_exist():
+    from noisefloor.cli.commands import COMMANDS, _function
+
+    for name, command in COMMANDS.items():
+        assert callable(_function(command.arguments)), name
+        assert callable(_function(command.handler)), name
