@@ -248,3 +248,16 @@ def worktrees(repo: Path) -> list[str]:
         for line in listed.splitlines()
         if line.startswith("worktree ")
     ]
+
+
+#: The fields of a sample that differ between two takes of the same calls.
+TIMING = ("wall_s", "cpu_s", "started_at", "concurrency")
+
+
+def sample_files(root: Path) -> dict[str, dict[str, Any]]:
+    """Every sample file under a store, by path inside it, without its timing fields."""
+    out = {}
+    for path in sorted((root / "samples").rglob("r*.json")):
+        data = orjson.loads(path.read_bytes())
+        out[path.relative_to(root).as_posix()] = {k: v for k, v in data.items() if k not in TIMING}
+    return out

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import signal
 import socket
@@ -33,10 +32,9 @@ from noisefloor.store.store import Store
 from noisefloor.suite.load import load_suite
 from noisefloor.suite.targets import build_target
 from noisefloor.targets.function import FunctionTarget
-from tests.builders import answer_case, commit_all, fake_suite, isolate_git
+from tests.builders import answer_case, commit_all, fake_suite, isolate_git, sample_files
 
 #: Fields of a sample that record when and how fast, not what: they differ between any two runs.
-TIMING = ("wall_s", "cpu_s", "started_at", "concurrency")
 
 
 def _free_port() -> int:
@@ -103,15 +101,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield running
 
 
-def _sample_files(root: Path) -> dict[str, dict[str, Any]]:
-    """Every sample file under a store, by path inside it, without its timing fields."""
-    out = {}
-    for path in sorted((root / "samples").rglob("r*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        out[path.relative_to(root).as_posix()] = {k: v for k, v in data.items() if k not in TIMING}
-    return out
-
-
 def _calls(log: Path) -> Counter[tuple[str, str]]:
     """How many completed calls the fake target logged, per (repeat, question)."""
     lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
@@ -141,7 +130,7 @@ def test_a_check_through_the_cluster_matches_a_local_one(
         regressed = cli("check", suite, "--repeats", "6", "--format", "json")
         (project / "fake_target.py").write_text(source, encoding="utf-8")
         verdicts = {c["case_id"]: c["verdict"] for c in regressed.json()["cases"]}
-        outcomes[where] = (adopted.code, regressed.code, verdicts, _sample_files(root))
+        outcomes[where] = (adopted.code, regressed.code, verdicts, sample_files(root))
         assert _ledger_rows(root) == 2 * 3 * 6
     local, dask = outcomes["local"], outcomes[cluster.executor]
     assert local[:2] == (0, 1)
@@ -179,7 +168,7 @@ def test_ab_takes_both_arms_through_the_cluster(
     assert result.code == 1, result.err
     report = result.json()
     assert {c["verdict"] for c in report["cases"]} == {"regressed"}
-    answers = Counter(s["parsed"]["answer"] for s in _sample_files(_isolated_root).values())
+    answers = Counter(s["parsed"]["answer"] for s in sample_files(_isolated_root).values())
     assert answers == {"Paris": 12, "Rome": 12}
 
 
@@ -211,7 +200,7 @@ def test_a_worker_killed_halfway_loses_no_sample_and_takes_none_twice(
     # a call the killed worker completed and never reported is taken again: at most one per
     # thread it had; every sample is written once
     assert sum(calls.values()) <= len(wanted) + 2
-    assert len(_sample_files(_isolated_root)) == len(wanted)
+    assert len(sample_files(_isolated_root)) == len(wanted)
     assert _ledger_rows(_isolated_root) == len(wanted)
 
 
@@ -231,7 +220,7 @@ def test_a_worker_computing_another_version_refuses_the_task(
     assert f"computes target version {built.record.key}" in message
     assert "refuses to take samples of another version" in message
     assert "hint: give every worker the same code" in message
-    assert not _sample_files(_isolated_root)
+    assert not sample_files(_isolated_root)
 
 
 def test_a_sample_that_arrives_twice_is_written_once(
@@ -281,7 +270,7 @@ def test_ctrl_c_cancels_the_clusters_tasks(
             hooks=SampleHooks(on_sample=interrupt),
         )
     # the sample that arrived is kept; the tasks still queued never run
-    assert len(_sample_files(_isolated_root)) == 1
+    assert len(sample_files(_isolated_root)) == 1
     time.sleep(1.0)
     assert sum(_calls(log).values()) <= 1 + 4 + 4
     with Client(cluster.address, timeout=10, set_as_default=False) as client:
@@ -300,7 +289,7 @@ def test_the_scheduler_going_away_stops_the_run_with_exit_3_and_keeps_its_sample
     with _cluster(tmp_path) as running:
 
         def kill_halfway() -> None:
-            while len(_sample_files(_isolated_root)) < 6:
+            while len(sample_files(_isolated_root)) < 6:
                 time.sleep(0.02)
             os.kill(running.scheduler.pid, signal.SIGKILL)
 
@@ -310,13 +299,13 @@ def test_the_scheduler_going_away_stops_the_run_with_exit_3_and_keeps_its_sample
         killer.join(timeout=30)
     assert stopped.code == 3, stopped.err
     assert "lost the Dask scheduler" in stopped.err
-    kept = len(_sample_files(_isolated_root))
+    kept = len(sample_files(_isolated_root))
     assert 6 <= kept < 24
     assert _ledger_rows(_isolated_root) == kept
     before = sum(_calls(log).values())
     resumed = cli("run", suite)
     assert resumed.code == 0, resumed.err
-    assert len(_sample_files(_isolated_root)) == 24
+    assert len(sample_files(_isolated_root)) == 24
     assert sum(_calls(log).values()) - before == 24 - kept
 
 

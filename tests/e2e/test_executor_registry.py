@@ -4,7 +4,6 @@ through the CLI with the same samples and verdicts as the local executor."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,10 +21,9 @@ from noisefloor.executors.local import LOCAL
 from noisefloor.executors.writer import SampleWriter
 from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget, CaseInput
-from tests.builders import answer_case, fake_suite
+from tests.builders import answer_case, fake_suite, sample_files
 
 #: Fields of a sample that record when and how fast, not what: they differ between any two runs.
-TIMING = ("wall_s", "cpu_s", "started_at", "concurrency")
 
 
 @dataclass
@@ -63,15 +61,6 @@ def last_first(monkeypatch: pytest.MonkeyPatch) -> LastFirst:
     monkeypatch.setattr(executors, "_registry", list(executors._registry))
     executors.register(r"toy://last-first", lambda match: toy)
     return toy
-
-
-def _sample_files(root: Path) -> dict[str, dict[str, Any]]:
-    """Every sample file under a store, by path inside it, without its timing fields."""
-    out = {}
-    for path in sorted((root / "samples").rglob("r*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        out[path.relative_to(root).as_posix()] = {k: v for k, v in data.items() if k not in TIMING}
-    return out
 
 
 def test_the_value_names_the_executor_once() -> None:
@@ -114,7 +103,7 @@ def test_a_registered_executor_runs_and_checks_through_the_cli(
         regressed = cli("check", suite, "--repeats", "6", "--executor", where, "--format", "json")
         (project / "fake_target.py").write_text(source, encoding="utf-8")
         verdicts = {c["case_id"]: c["verdict"] for c in regressed.json()["cases"]}
-        outcomes[where] = (regressed.code, verdicts, _sample_files(root))
+        outcomes[where] = (regressed.code, verdicts, sample_files(root))
 
     assert outcomes["local"][:2] == (1, {"c0": "regressed", "c1": "regressed", "c2": "regressed"})
     assert outcomes["toy://last-first"] == outcomes["local"]
