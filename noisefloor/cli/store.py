@@ -119,13 +119,14 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import resolve_run
+    from noisefloor.operations.show import run_outputs
     from noisefloor.report.show import render_show
 
     store = store_of(args, read_only=True)
     run = resolve_run(store, args.run) if args.run else store.latest_run()
     if run is None:
         raise NoisefloorError(f"no runs under {store.root}")
-    emit(render_show(store, run, args.case), args)
+    emit(render_show(run_outputs(store, run, args.case)), args)
     return 0
 
 
