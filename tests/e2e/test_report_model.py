@@ -19,6 +19,15 @@ CAPTURE = Path(__file__).resolve().parents[2] / "examples" / "local-llm" / "capt
 DERIVED = ("doit.sqlite*", "ledger.sqlite*", "scores", "bands", "verdicts", "reports", "locks")
 
 
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the committed capture's runs and samples: what a diff derives from them lands
+    there, never in the checkout."""
+    root = tmp_path_factory.mktemp("capture") / "capture"
+    shutil.copytree(CAPTURE, root, ignore=shutil.ignore_patterns(*DERIVED))
+    return root
+
+
 def _schema(cli: Any) -> Draft202012Validator:
     result = cli("schema", "--report")
     assert result.code == 0, result.err
@@ -37,7 +46,7 @@ def _cases(needle: str = "Paris") -> list[dict[str, Any]]:
     return [timed, numbered]
 
 
-def _reports(cli: Any, project: Path, tmp_path: Path) -> dict[str, dict[str, Any]]:
+def _reports(cli: Any, project: Path, tmp_path: Path, capture: Path) -> dict[str, dict[str, Any]]:
     """Every kind of JSON report: adoptions, a comparison per rule, a diff, a labels compare."""
     out: dict[str, dict[str, Any]] = {}
 
@@ -70,13 +79,13 @@ def _reports(cli: Any, project: Path, tmp_path: Path) -> dict[str, dict[str, Any
     )
     report("not adopted", "check", broken)
     for rule in ("exact", "band", "wilson"):
-        report(f"capture {rule}", "--root", CAPTURE, "diff", "--rule", rule)
+        report(f"capture {rule}", "--root", capture, "diff", "--rule", rule)
     return out
 
 
-def test_every_json_report_holds_to_the_report_schema(cli, project, tmp_path):
+def test_every_json_report_holds_to_the_report_schema(cli, project, tmp_path, capture):
     validator = _schema(cli)
-    reports = _reports(cli, project, tmp_path)
+    reports = _reports(cli, project, tmp_path, capture)
 
     assert reports["adopted"]["adopted"] is True
     assert reports["not adopted"]["baseline"] is None
@@ -92,9 +101,9 @@ def test_every_json_report_holds_to_the_report_schema(cli, project, tmp_path):
         assert errors == [], name
 
 
-def test_the_report_schema_refuses_a_key_it_does_not_declare(cli):
+def test_the_report_schema_refuses_a_key_it_does_not_declare(cli, capture):
     validator = _schema(cli)
-    report = cli("--root", CAPTURE, "diff", "--format", "json").json()
+    report = cli("--root", capture, "diff", "--format", "json").json()
     assert validator.is_valid(report)
 
     report["cases"][0]["scorers"][0]["evidence"]["p_regres"] = 0.5
@@ -112,10 +121,10 @@ def test_schema_without_report_is_still_the_suite_schema(cli):
 
 
 @pytest.mark.parametrize("rule", ["exact", "band", "wilson"])
-def test_every_format_renders_from_the_model_the_json_report_dumps(cli, rule):
+def test_every_format_renders_from_the_model_the_json_report_dumps(cli, rule, capture):
     """The JSON report read back into the model renders every format exactly as the command did."""
     printed = {
-        fmt: cli("--root", CAPTURE, "diff", "--rule", rule, "--format", fmt) for fmt in FORMATS
+        fmt: cli("--root", capture, "diff", "--rule", rule, "--format", fmt) for fmt in FORMATS
     }
     model = Report.model_validate(printed["json"].json())
 
