@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.cli.inputs import resolved_of, store_of, suite_name
+from noisefloor.cli.inputs import open_store, resolved_of, store_of, suite_name
 from noisefloor.cli.options import format_options, html_file, rule_options
 from noisefloor.cli.output import emit, report_out
 
@@ -120,14 +120,12 @@ def _compared(
     args: argparse.Namespace, compare: Callable[..., Report], *refs: Any, **kw: Any
 ) -> int:
     """A comparison of stored runs (diff, compare): never calls a target, never writes a run."""
+    resolved = resolved_of(args)
+    store = open_store(resolved.store, read_only=True)
     report = compare(
-        store_of(args, read_only=True),
-        *refs,
-        resolved_of(args).rule,
-        allow_target_change=args.allow_target_change,
-        **kw,
+        store, *refs, resolved.rule, allow_target_change=args.allow_target_change, **kw
     )
-    return report_out(report, args)
+    return report_out(report, args, store)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

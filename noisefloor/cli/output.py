@@ -9,10 +9,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from noisefloor.cli.inputs import store_of
-
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
+    from noisefloor.store.store import Store
 
 # The renderers and what a report's page needs load when a command prints.
 
@@ -35,11 +34,12 @@ def emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = No
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def report_out(report: Report, args: argparse.Namespace) -> int:
+def report_out(report: Report, args: argparse.Namespace, store: Store) -> int:
+    """Print a comparison's report in --format (and to --output), its warnings, and the job
+    summary; `store` is the one the comparison read. Returns the report's exit code."""
     from noisefloor.operations.step_summary import append_step_summary
     from noisefloor.report import render_report
 
-    store = store_of(args, read_only=True)
     repeats = None
     if args.format == "html":
         from noisefloor.operations.repeats import repeats_behind

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from noisefloor.cli.inputs import load_suite_of, open_store, resolved_of, run_options
 from noisefloor.cli.options import (
@@ -22,6 +22,9 @@ from noisefloor.cli.options import (
 )
 from noisefloor.cli.output import emit, report_out
 from noisefloor.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from noisefloor.store.store import Store
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
 
@@ -81,9 +84,10 @@ def ab_parser(p: argparse.ArgumentParser) -> None:
     sequential_options(p)
 
 
-def _sample(args: argparse.Namespace, fn: Callable[..., _T], **kw: Any) -> _T:
+def _sample(args: argparse.Namespace, fn: Callable[..., _T], **kw: Any) -> tuple[_T, Store]:
     """Load the suite, resolve the command's settings, and call `fn(store, suite, opts)`; with
-    `with_settings` and `with_design`, a check's rule settings and design too."""
+    `with_settings` and `with_design`, a check's rule settings and design too. Returns what `fn`
+    returned and the store it was given."""
     suite = load_suite_of(args)
     resolved = resolved_of(args, suite)
     extra: tuple[Any, ...] = ()
@@ -96,11 +100,13 @@ def _sample(args: argparse.Namespace, fn: Callable[..., _T], **kw: Any) -> _T:
 
     try:
         for _ in range(2):  # a sample read back corrupt was deleted: taken again, twice at most
+            store = open_store(resolved.store)  # anew: it notes the files it drops
             try:
-                return fn(open_store(resolved.store), suite, opts, *extra, **kw)
+                return fn(store, suite, opts, *extra, **kw), store
             except SamplesDropped as exc:
                 print(f"warning: {exc.message}; taking it again", file=sys.stderr)
-        return fn(open_store(resolved.store), suite, opts, *extra, **kw)
+        store = open_store(resolved.store)
+        return fn(store, suite, opts, *extra, **kw), store
     finally:
         progress.stop()
 
@@ -110,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from noisefloor.operations.run_summary import run_summary
     from noisefloor.report import render_run
 
-    result = _sample(args, run_suite)
+    result, _ = _sample(args, run_suite)
     emit(render_run(run_summary(result), getattr(args, "format", "terminal")), args)
     if args.set_baseline:
         print(f"baseline of {result.run.suite!r} is now {result.run.run_id}", file=sys.stderr)
@@ -126,7 +132,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             hint="--adopt makes this run the baseline when there is none; "
             "--require-baseline exits 3 then",
         )
-    report = _sample(
+    report, store = _sample(
         args,
         check_suite,
         with_settings=True,
@@ -136,7 +142,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         ci=bool(os.environ.get("CI")) and not args.adopt,
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
-    return report_out(report, args)
+    return report_out(report, args, store)
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
@@ -147,8 +153,9 @@ def cmd_ab(args: argparse.Namespace) -> int:
     resolved = resolved_of(args, suite)
     opts, progress = run_options(args, resolved)
     try:
+        store = open_store(resolved.store)
         report = ab_suite(
-            open_store(resolved.store),
+            store,
             suite,
             args.baseline_ref,
             opts,
@@ -159,4 +166,4 @@ def cmd_ab(args: argparse.Namespace) -> int:
         )
     finally:
         progress.stop()
-    return report_out(report, args)
+    return report_out(report, args, store)
