@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,29 +115,56 @@ def test_a_bad_lock_timeout_in_the_environment_is_a_usage_error(cli, project, mo
 
 
 def test_the_doit_database_locked_longer_than_doits_own_wait_does_not_fail_a_check(
-    cli, project, _isolated_root
+    cli, project, _isolated_root, monkeypatch
 ):
-    """doit waits 5 s for a lock on its database; concurrent checks of several suites on one
-    store can hold it longer, and a check must then wait, not fail with a traceback."""
+    """doit waits sqlite's default 5 s for a lock on its database; concurrent checks of several
+    suites on one store can hold it longer, and a check must then wait, not fail with a
+    traceback, nor take the database from the process that holds it. sqlite's default wait is
+    cut to 0.1 s here, and the lock is held for 0.5 s after the check opens the database, so it
+    outlasts doit's own wait without the test sleeping 5 s."""
+    connect = sqlite3.connect
+    opened = threading.Event()
+
+    def impatient_by_default(database: Any, *args: Any, timeout: float = 0.1, **kw: Any) -> Any:
+        if "doit.sqlite" in str(database):  # a path, or a read-only URI
+            opened.set()
+        return connect(database, *args, timeout=timeout, **kw)
+
     suite = fake_suite(project, [answer_case("a")], repeats=2)
     assert cli("check", suite).code == 0
+    monkeypatch.setattr(sqlite3, "connect", impatient_by_default)
     held = threading.Event()
 
     def hold() -> None:
-        conn = sqlite3.connect(_isolated_root / "doit.sqlite", isolation_level=None)
+        conn = connect(_isolated_root / "doit.sqlite", isolation_level=None)
         conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("CREATE TABLE holder (written)")
         held.set()
-        time.sleep(5.5)
-        conn.execute("COMMIT")
-        conn.close()
+        try:
+            opened.wait(timeout=60)
+            time.sleep(0.5)
+        finally:
+            conn.execute("COMMIT")
+            conn.close()
 
     holder = threading.Thread(target=hold)
     holder.start()
     held.wait()
     result = cli("check", suite, "--fresh")
     holder.join()
+    assert opened.is_set(), "the check never opened the doit database"
     assert result.code == 0, result.err
     assert "Traceback" not in result.err
+    # the holder's write landed in the database the check used: it was waited for, not replaced
+    kept = connect(_isolated_root / "doit.sqlite")
+    try:
+        assert (
+            kept.execute("SELECT count(*) FROM sqlite_master WHERE name = 'holder'").fetchone()[0]
+            == 1
+        )
+        assert kept.execute("SELECT count(*) FROM doit").fetchone()[0] > 0
+    finally:
+        kept.close()
 
 
 def _limited_check(suite: Path, root: Path, size: int) -> subprocess.CompletedProcess[str]:
