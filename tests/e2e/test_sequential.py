@@ -20,6 +20,8 @@ import pytest
 import yaml
 
 from noisefloor.cli.main import main
+from noisefloor.settings.design import Design
+from noisefloor.stats import fisher_regress
 from tests.builders import FAKE, answer_case, fake_suite, write_suite
 from tests.conftest import isolated_environment
 
@@ -125,6 +127,41 @@ def test_a_clean_change_stops_every_case_at_the_screen(cli, project, deep):
     text = cli("check", suite).out
     assert "(repeats 30 vs 5; clear)" in text
     assert "sequential: 2 case(s) against 30 baseline repeats, looks at 5 (2 case(s)" in text
+
+
+def test_a_slight_worsening_stops_clear_at_the_first_look_only_past_its_futility_bound(
+    cli, project, deep
+):
+    suite, log = deep
+    # the futility bound after a check's first look, when a later look follows it
+    design = Design(max_repeats=20)
+    bound = design.futility_at(0, len(design.schedule(5)))
+    assert bound is not None
+    # one off-topic answer in a first look of n repeats against the baseline's 30/30: a drop
+    # of 1/n, which the rule calls unchanged, and p = n / (30 + n), which grows with n
+    above = min(n for n in range(2, 100) if fisher_regress(30, 30, n - 1, n) > bound)
+    under = above - 1
+    p_above, p_under = (fisher_regress(30, 30, n - 1, n) for n in (above, under))
+    # the bound sits below an even chance: a case that looks slightly worse stops once its p
+    # passes it (at a bound of 0.3: 12/13 with p=0.302 stops, 11/12 with p=0.286 goes on)
+    assert p_under <= bound < p_above < 0.5
+    doc = yaml.safe_load(suite.read_text())
+    first_looks = {"alpha": above, "beta": under}
+    for case in doc["cases"]:
+        case["repeats"] = first_looks[case["id"]]
+    write_suite(project, doc)
+    # r0 answers off-topic, and the next to do so is past either first look
+    edit_target(project, '("flake-every", int, 0)', f'("flake-every", int, {above})')
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    report = result.json()
+    assert result.code == 0, report["counts"]
+    seq = {c["case_id"]: c["sequential"] for c in report["cases"]}
+    assert (seq["alpha"]["looks"], seq["alpha"]["stopped"]) == ([above], "clear")
+    assert seq["alpha"]["why"].endswith(f"(p={p_above:.3g} > {bound:g})")
+    assert by_case(report)["alpha"]["verdict"] == "unchanged"
+    assert (seq["beta"]["looks"], seq["beta"]["stopped"]) == ([under, 20], "cap")
+    assert report["sequential"]["looks"][0]["futility"] == bound
+    assert report["calls"] == above + 20
 
 
 def test_a_total_break_is_decided_at_the_screen(cli, project, deep):
