@@ -265,6 +265,43 @@ def test_the_budget_leaves_doubt_inconclusive_and_reruns_take_only_the_rest(cli,
     assert set(taken.values()) == {1} and len(taken) == 20
 
 
+def test_the_budget_serves_the_more_doubtful_case_first(cli, project):
+    # alpha only needs valid JSON; beta also needs Paris in the answer, and is listed last and
+    # sorts last, so that neither the suite's order nor the ids give it the budget's last look
+    cases = [{"id": "alpha", "input": "question alpha", "scorers": ["json_valid"]}]
+    cases.append(answer_case("beta"))
+    suite, log = suite_with_log(project, cases=cases, baseline_repeats=10)
+    assert cli("check", suite, "--jobs", "4").code == 0
+    before = logged(log)
+    # every fifth repeat exits 1 (both cases fail it), every third answers off-topic (beta's
+    # contains fails it): at the first look of r0..r4, alpha 4/5 and beta 3/5 against 10/10
+    edit_target(project, '("fail-every", int, 0)', '("fail-every", int, 5)')
+    edit_target(project, '("flake-every", int, 0)', '("flake-every", int, 3)')
+    # both stay in doubt (alpha's drop of 0.2 is inconclusive), beta the more: its p is smaller
+    assert fisher_regress(10, 10, 3, 5) < fisher_regress(10, 10, 4, 5)
+    # the first look's 10 samples, then 5: one case's next look, from 5 to 10 repeats
+    result = cli("check", suite, "--jobs", "4", "--max-calls", "15", "--format", "json")
+    report = result.json()
+    assert result.code == 0, report["counts"]
+    assert report["counts"] == {"inconclusive": 2} and report["calls"] == 15
+    seq = {c["case_id"]: c["sequential"] for c in report["cases"]}
+    assert (seq["beta"]["looks"], seq["beta"]["candidate_repeats"]) == ([5, 10], 10)
+    assert (seq["alpha"]["looks"], seq["alpha"]["candidate_repeats"]) == ([5], 5)
+    assert seq["alpha"]["stopped"] == seq["beta"]["stopped"] == "budget"
+    assert [look["cases"] for look in report["sequential"]["looks"]] == [2, 1]
+    # the stored run's looks and the target's own log agree on who took what
+    run = orjson.loads(
+        (project.parent / "store" / "runs" / "fake" / f"{report['candidate']}.json").read_bytes()
+    )
+    second = run["sequential"]["looks"][1]["windows"]
+    assert (second["alpha"][:2], second["beta"][:2]) == ([0, 5], [0, 10])
+    taken = logged(log) - before
+    assert sorted(taken) == sorted(
+        [("question alpha", str(r)) for r in range(5)]
+        + [("question beta", str(r)) for r in range(10)]
+    )
+
+
 def test_a_budget_below_the_screen_exits_3_before_any_call(cli, project, deep):
     suite, log = deep
     edit_target(project, *HARMLESS)
