@@ -20,6 +20,8 @@ import pytest
 import yaml
 
 from noisefloor.cli.main import main
+from noisefloor.settings.design import Design
+from noisefloor.stats import fisher_regress
 from tests.builders import FAKE, answer_case, fake_suite, write_suite
 from tests.conftest import isolated_environment
 
@@ -127,6 +129,41 @@ def test_a_clean_change_stops_every_case_at_the_screen(cli, project, deep):
     assert "sequential: 2 case(s) against 30 baseline repeats, looks at 5 (2 case(s)" in text
 
 
+def test_a_slight_worsening_stops_clear_at_the_first_look_only_past_its_futility_bound(
+    cli, project, deep
+):
+    suite, log = deep
+    # the futility bound after a check's first look, when a later look follows it
+    design = Design(max_repeats=20)
+    bound = design.futility_at(0, len(design.schedule(5)))
+    assert bound is not None
+    # one off-topic answer in a first look of n repeats against the baseline's 30/30: a drop
+    # of 1/n, which the rule calls unchanged, and p = n / (30 + n), which grows with n
+    above = min(n for n in range(2, 100) if fisher_regress(30, 30, n - 1, n) > bound)
+    under = above - 1
+    p_above, p_under = (fisher_regress(30, 30, n - 1, n) for n in (above, under))
+    # the bound sits below an even chance: a case that looks slightly worse stops once its p
+    # passes it (at a bound of 0.3: 12/13 with p=0.302 stops, 11/12 with p=0.286 goes on)
+    assert p_under <= bound < p_above < 0.5
+    doc = yaml.safe_load(suite.read_text())
+    first_looks = {"alpha": above, "beta": under}
+    for case in doc["cases"]:
+        case["repeats"] = first_looks[case["id"]]
+    write_suite(project, doc)
+    # r0 answers off-topic, and the next to do so is past either first look
+    edit_target(project, '("flake-every", int, 0)', f'("flake-every", int, {above})')
+    result = cli("check", suite, "--jobs", "4", "--format", "json")
+    report = result.json()
+    assert result.code == 0, report["counts"]
+    seq = {c["case_id"]: c["sequential"] for c in report["cases"]}
+    assert (seq["alpha"]["looks"], seq["alpha"]["stopped"]) == ([above], "clear")
+    assert seq["alpha"]["why"].endswith(f"(p={p_above:.3g} > {bound:g})")
+    assert by_case(report)["alpha"]["verdict"] == "unchanged"
+    assert (seq["beta"]["looks"], seq["beta"]["stopped"]) == ([under, 20], "cap")
+    assert report["sequential"]["looks"][0]["futility"] == bound
+    assert report["calls"] == above + 20
+
+
 def test_a_total_break_is_decided_at_the_screen(cli, project, deep):
     suite, log = deep
     edit_target(project, *BROKEN)
@@ -226,6 +263,43 @@ def test_the_budget_leaves_doubt_inconclusive_and_reruns_take_only_the_rest(cli,
     assert rerun.json()["calls"] == 5
     taken = logged(log) - before
     assert set(taken.values()) == {1} and len(taken) == 20
+
+
+def test_the_budget_serves_the_more_doubtful_case_first(cli, project):
+    # alpha only needs valid JSON; beta also needs Paris in the answer, and is listed last and
+    # sorts last, so that neither the suite's order nor the ids give it the budget's last look
+    cases = [{"id": "alpha", "input": "question alpha", "scorers": ["json_valid"]}]
+    cases.append(answer_case("beta"))
+    suite, log = suite_with_log(project, cases=cases, baseline_repeats=10)
+    assert cli("check", suite, "--jobs", "4").code == 0
+    before = logged(log)
+    # every fifth repeat exits 1 (both cases fail it), every third answers off-topic (beta's
+    # contains fails it): at the first look of r0..r4, alpha 4/5 and beta 3/5 against 10/10
+    edit_target(project, '("fail-every", int, 0)', '("fail-every", int, 5)')
+    edit_target(project, '("flake-every", int, 0)', '("flake-every", int, 3)')
+    # both stay in doubt (alpha's drop of 0.2 is inconclusive), beta the more: its p is smaller
+    assert fisher_regress(10, 10, 3, 5) < fisher_regress(10, 10, 4, 5)
+    # the first look's 10 samples, then 5: one case's next look, from 5 to 10 repeats
+    result = cli("check", suite, "--jobs", "4", "--max-calls", "15", "--format", "json")
+    report = result.json()
+    assert result.code == 0, report["counts"]
+    assert report["counts"] == {"inconclusive": 2} and report["calls"] == 15
+    seq = {c["case_id"]: c["sequential"] for c in report["cases"]}
+    assert (seq["beta"]["looks"], seq["beta"]["candidate_repeats"]) == ([5, 10], 10)
+    assert (seq["alpha"]["looks"], seq["alpha"]["candidate_repeats"]) == ([5], 5)
+    assert seq["alpha"]["stopped"] == seq["beta"]["stopped"] == "budget"
+    assert [look["cases"] for look in report["sequential"]["looks"]] == [2, 1]
+    # the stored run's looks and the target's own log agree on who took what
+    run = orjson.loads(
+        (project.parent / "store" / "runs" / "fake" / f"{report['candidate']}.json").read_bytes()
+    )
+    second = run["sequential"]["looks"][1]["windows"]
+    assert (second["alpha"][:2], second["beta"][:2]) == ([0, 5], [0, 10])
+    taken = logged(log) - before
+    assert sorted(taken) == sorted(
+        [("question alpha", str(r)) for r in range(5)]
+        + [("question beta", str(r)) for r in range(10)]
+    )
 
 
 def test_a_budget_below_the_screen_exits_3_before_any_call(cli, project, deep):

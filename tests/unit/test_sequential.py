@@ -22,7 +22,7 @@ from noisefloor.rules.sequential import Stop, doubt_order, doubt_p, settle, step
 from noisefloor.settings import RuleName, RuleSettings
 from noisefloor.settings.design import Design
 from noisefloor.settings.resolved import parse_age
-from noisefloor.stats import Looks, look_outcome, newcombe, spending
+from noisefloor.stats import Looks, fisher_regress, look_outcome, newcombe, spending
 from noisefloor.store.pool import against_pool, held_repeats, pooled_baseline
 from noisefloor.store.store import Store
 from tests.builders import case_band, scorer_band
@@ -77,6 +77,28 @@ def test_a_look_stops_what_is_decided_or_clear_and_keeps_what_is_in_doubt() -> N
     assert [doubt_p(reports[cid]) for cid in order] == sorted(
         doubt_p(reports[cid]) for cid in order
     )
+
+
+def test_the_first_looks_futility_bound_stops_a_slight_worsening_just_above_it() -> None:
+    design = Design()
+    bound = design.futility_at(0, len(design.schedule(5)))
+    assert bound is not None
+    # 9/10 against an all-pass baseline of n repeats: a drop of 0.1, below suspect_drop, so the
+    # rule calls it unchanged and only the bound decides; its p, 10 / (n + 10), falls with n
+    # (at a bound of 0.3: 23 repeats give p=0.303, 24 give p=0.294)
+    above = max(n for n in range(1, 1000) if fisher_regress(n, n, 9, 10) > bound)
+    just_above, just_under = (
+        judged({"c": (band(n, n), band(9, 10))})[0] for n in (above, above + 1)
+    )
+    for report in (just_above, just_under):
+        assert report.verdict == "unchanged"
+        assert {s.verdict for s in report.scorers} == {"unchanged"}
+    # the bound sits below an even chance: a case that looks slightly worse stops at the first
+    # look once its p passes the bound, not only a case that looks no worse at all
+    assert bound < doubt_p(just_above) < 0.5
+    assert step(just_above, bound) is Stop.CLEAR
+    assert doubt_p(just_under) <= bound
+    assert step(just_under, bound) is None
 
 
 def test_fewer_valid_results_than_the_baseline_keep_a_case_in_doubt() -> None:
