@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.cli.inputs import open_store, resolved_of, store_of, suite_name
-from noisefloor.cli.options import format_options, html_file, rule_options
+from noisefloor.cli.options import format_options, html_file, min_valid_option, rule_options
 from noisefloor.cli.output import emit, report_out
+from noisefloor.errors import ExitCode
 
 if TYPE_CHECKING:
     from noisefloor.model.report import Report
@@ -97,6 +99,11 @@ def explain_parser(p: argparse.ArgumentParser) -> None:
         metavar="RUN|LABEL",
         help="the run to explain against (default: the suite's baseline)",
     )
+    min_valid_option(
+        p,
+        "exit 3 when the infrastructure left the candidate fewer valid repeats than this, "
+        "as diff does",
+    )
     p.add_argument(
         "--format",
         choices=("terminal", "markdown", "json"),
@@ -155,10 +162,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    """The explanation on stdout; a candidate the infrastructure left unmeasured exits 3, its
+    cause on stderr, as a comparison of it would."""
     from noisefloor.operations.explain import explain
     from noisefloor.report.explain import render
 
-    store = store_of(args, read_only=True)
-    found = explain(store, args.case, args.run, args.baseline, suite_name(args.suite))
+    resolved = resolved_of(args)
+    store = open_store(resolved.store, read_only=True)
+    found = explain(
+        store,
+        args.case,
+        args.run,
+        args.baseline,
+        suite_name(args.suite),
+        min_valid=resolved.rule.min_valid,
+    )
     emit(render(found, args.format), args)
+    if found.unmeasured:
+        print(f"error: {found.unmeasured}", file=sys.stderr)
+        return int(ExitCode.HARNESS)
     return 0

@@ -28,6 +28,7 @@ __all__ = [
     "jobs",
     "jobs_option",
     "lock_timeout_option",
+    "min_valid_option",
     "money",
     "non_negative",
     "positive",
@@ -172,6 +173,17 @@ def alpha_option(parser: argparse.ArgumentParser, help_text: str) -> None:
         "--alpha",
         type=probability,
         help=f"{help_text} (default {RuleSettings.alpha:g})",
+    )
+
+
+def min_valid_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    from noisefloor.settings import RuleSettings
+
+    parser.add_argument(
+        "--min-valid",
+        type=positive,
+        metavar="N",
+        help=f"{help_text} (default {RuleSettings.min_valid})",
     )
 
 
@@ -400,13 +412,7 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
         metavar="X",
         help=f"rate clause of rule band (default {RuleSettings.min_rate_drop:.2f})",
     )
-    parser.add_argument(
-        "--min-valid",
-        type=positive,
-        metavar="N",
-        help="valid repeats needed per side, rules exact and wilson "
-        f"(default {RuleSettings.min_valid})",
-    )
+    min_valid_option(parser, "valid repeats needed per side, rules exact and wilson")
     parser.add_argument(
         "--strict", action="store_true", help="inconclusive cases fail the check (exit 1)"
     )

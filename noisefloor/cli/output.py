@@ -36,7 +36,10 @@ def emit(text: str, args: argparse.Namespace, rendered_for_file: str | None = No
 
 def report_out(report: Report, args: argparse.Namespace, store: Store) -> int:
     """Print a comparison's report in --format (and to --output), its warnings, and the job
-    summary; `store` is the one the comparison read. Returns the report's exit code."""
+    summary; `store` is the one the comparison read. Returns the report's exit code.
+
+    The terminal report holds its warnings and the cause of an unmeasured comparison; any other
+    format puts them on stderr too, so a log shows them whatever stdout went into."""
     from noisefloor.operations.step_summary import append_step_summary
     from noisefloor.report import render_report
 
@@ -49,7 +52,10 @@ def report_out(report: Report, args: argparse.Namespace, store: Store) -> int:
         emit(render_report(report, "terminal"), args, render_report(report, args.format, repeats))
     else:
         emit(render_report(report, args.format, repeats), args)
-    for warning in report.warnings if args.format != "terminal" else []:
-        print(f"warning: {warning}", file=sys.stderr)
+    if args.format != "terminal":
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if report.unmeasured:
+            print(f"error: {report.unmeasured}", file=sys.stderr)
     append_step_summary(report, store)
     return report.exit_code

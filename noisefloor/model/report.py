@@ -386,8 +386,9 @@ class Report(Part):
     usage: Usage | None = None
     """What the target calls this command made used and cost (endpoint targets)."""
     unmeasured: str | None = None
-    """Why the check measured too little to stand on, in one line (its exit code is then 3):
-    infrastructure errors left a case fewer valid candidate repeats than `min_valid`."""
+    """Why the comparison measured too little to stand on, in one line (its exit code is then
+    3): infrastructure errors left a case fewer valid candidate repeats than `min_valid`,
+    whether a check just took them or `diff`, `report` or `compare` read them from the store."""
 
     def dump(self) -> dict[str, Any]:
         """The JSON report: the keys that were set, and always the version."""

@@ -32,7 +32,7 @@ from noisefloor.pipeline.comparison import (
     served_warnings,
 )
 from noisefloor.pipeline.indexing import index_run
-from noisefloor.rules.exit_policy import finished_report, unmeasured
+from noisefloor.rules.exit_policy import finished_report
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.settings.design import Design
 from noisefloor.store.pool import against_pool, pooled_baseline
@@ -183,15 +183,12 @@ def check_suite(
         depth = max(design.baseline_repeats, *screens)
         adopt = dataclasses.replace(opts, repeats=depth) if sequential else opts
         result = run_suite(store, suite, adopt, built)
-        report = unmeasured(
-            adoption_report(
-                result,
-                settings,
-                continue_on_scorer_error,
-                deliberate=opts.set_baseline,
-                deep=sequential,
-            ),
+        report = adoption_report(
+            result,
             settings,
+            continue_on_scorer_error,
+            deliberate=opts.set_baseline,
+            deep=sequential,
         )
         attach_usage(report, built, result.usage)
         if not report.adopted:
@@ -255,7 +252,7 @@ def check_suite(
     index_run(store, run)
     report.calls = run.calls
     attach_usage(report, built, usage)
-    return unmeasured(report, settings)
+    return report
 
 
 def shown_path(path: Path) -> str:

@@ -12,6 +12,7 @@ from noisefloor.model.records import RunRecord
 from noisefloor.model.report import Report
 from noisefloor.operations.resolve import baseline_of, resolve_run
 from noisefloor.pipeline.explain import Explanation, explain_case
+from noisefloor.settings import RuleSettings
 from noisefloor.store.store import ReadOnlyStore, Store
 
 __all__ = ["explain", "explain_failing"]
@@ -23,10 +24,12 @@ def explain(
     run: str | None = None,
     baseline: str | None = None,
     suite: str | None = None,
+    *,
+    min_valid: int,
 ) -> Explanation:
     """Explain `case_id` of RUN (default: the newest sampled run holding it, of `suite` when
-    given) against the baseline of RUN's suite (or `baseline`, a run id or label). Never
-    calls a target."""
+    given) against the baseline of RUN's suite (or `baseline`, a run id or label), judging it
+    unmeasured below `min_valid` valid repeats as a comparison would. Never calls a target."""
     cand = _named_run(store, run, suite) if run else _newest_holding(store, case_id, suite)
     if suite is not None and cand.suite != suite:
         raise UsageError(
@@ -40,7 +43,7 @@ def explain(
         )
     named = _named_run(store, baseline, cand.suite) if baseline else None
     base = baseline_of(store, cand, named, f"explain {case_id!r}")
-    return explain_case(store, base, cand, case_id)
+    return explain_case(store, base, cand, case_id, min_valid=min_valid)
 
 
 def explain_failing(
@@ -51,10 +54,12 @@ def explain_failing(
     if not case_ids or report.baseline is None or report.candidate is None:
         return {}
     base, cand = store.find_run(report.baseline), store.find_run(report.candidate)
+    # (a first check's report, which compared nothing, has no settings)
+    min_valid = report.settings.min_valid if report.settings else RuleSettings.min_valid
     found: dict[str, Explanation | str] = {}
     for case_id in case_ids:
         try:
-            found[case_id] = explain_case(store, base, cand, case_id)
+            found[case_id] = explain_case(store, base, cand, case_id, min_valid=min_valid)
         except NoisefloorError as exc:
             found[case_id] = exc.message
     return found

@@ -1,5 +1,6 @@
 """What a target said differently in one case: each side's distinct outputs with their counts, a
-diff between the two, and which scorer failed on which repeat and why. Never calls a target.
+diff between the two, which scorer failed on which repeat and why, and whether the infrastructure
+left the candidate too few valid repeats to judge. Never calls a target.
 
 `explain_case` builds an `Explanation` from two stored runs; `noisefloor.report.explain` renders it.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from noisefloor.model.records import (
+    CaseBand,
     CaseRecord,
     RepeatScore,
     RepeatStatus,
@@ -25,6 +27,7 @@ from noisefloor.model.records import (
 from noisefloor.pipeline.banding import read_sample
 from noisefloor.pipeline.comparison import require_samples
 from noisefloor.pipeline.engine import band_tasks, run_tasks
+from noisefloor.rules.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.store.store import Store
 from noisefloor.targets.base import Outcome, RawSample
 
@@ -118,10 +121,17 @@ class Explanation(_Model):
     are compared pretty-printed, so that a changed field is a changed line."""
     diff_cut: int = 0
     """Lines of the diff left out past `DIFF_LINES`."""
+    unmeasured: str | None = None
+    """Why the candidate's repeats are too few to judge, in one line, in the words a comparison
+    uses: infrastructure errors left it fewer valid repeats than `min_valid` (`explain` then
+    exits 3)."""
 
 
-def explain_case(store: Store, base: RunRecord, cand: RunRecord, case_id: str) -> Explanation:
-    """Explain `case_id` of `cand` against `base`: both scored with the candidate's scorers."""
+def explain_case(
+    store: Store, base: RunRecord, cand: RunRecord, case_id: str, *, min_valid: int
+) -> Explanation:
+    """Explain `case_id` of `cand` against `base`: both scored with the candidate's scorers;
+    the candidate judged unmeasured as a comparison judges it, by `min_valid`."""
     cand_case = next(c for c in cand.cases if c.case_id == case_id)
     base_case = next((c for c in base.cases if c.case_id == case_id), None)
     cases = [cand_case] if base_case is None else [cand_case, base_case]
@@ -136,6 +146,7 @@ def explain_case(store: Store, base: RunRecord, cand: RunRecord, case_id: str) -
     if base_case is not None:
         baseline, base_whole = _side(store, base, base_case, base_bands.scores[case_id])
     diff_of, diff = _diff(baseline, candidate, base_whole, cand_whole)
+    band = store.read_model(cand_bands.bands[case_id], CaseBand)
     return Explanation(
         suite=cand.suite,
         case_id=case_id,
@@ -145,6 +156,7 @@ def explain_case(store: Store, base: RunRecord, cand: RunRecord, case_id: str) -
         diff_of=diff_of,
         diff=diff[:DIFF_LINES],
         diff_cut=max(0, len(diff) - DIFF_LINES),
+        unmeasured=unmeasured_cause(measured_bands([band]), min_valid),
     )
 
 

@@ -1,5 +1,5 @@
-"""The exit-code policy: from a comparison's case verdicts, scorer errors and suite line to the
-exit code, and the finished report that carries it.
+"""The exit-code policy: from a comparison's case verdicts, scorer errors, suite line and the
+repeats the infrastructure lost to the exit code, and the finished report that carries it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ __all__ = [
     "finished_report",
     "measured_bands",
     "measured_cases",
-    "unmeasured",
     "unmeasured_cause",
 ]
 
@@ -90,7 +89,12 @@ def finished_report(
 ) -> Report:
     """The report model from its parts: cases worst first, each marked where its repeats
     disagree within a side (the quarantine lane, which never moves the exit code), counts,
-    scorer errors, scorers that never pass (an error under --strict), exit code."""
+    scorer errors, scorers that never pass (an error under --strict), exit code.
+
+    A report whose candidate the infrastructure left too few valid repeats exits 3, its cause
+    in `unmeasured`, whether its repeats were just taken (`check`, `ab`) or are judged again
+    from the store (`diff`, `report`, `compare`): a comparison that measured nothing is never
+    green (whatever it sampled stays stored)."""
     from noisefloor.model.report import Report  # (a run that compares nothing never builds it)
 
     cases = sort_cases(report["cases"])
@@ -114,15 +118,19 @@ def finished_report(
     warnings.extend(message for _, message in never)
     summary = report.get("suite_summary")
     suite_failed = bool(settings.suite_gate and summary is not None and summary.gate_failed)
+    short = unmeasured_cause(measured_cases(cases), settings.min_valid)
     code = exit_code_for(
         counts,
         strict=settings.strict,
         harness_fault=(bool(scorer_errors) and not continue_on_scorer_error)
-        or (settings.strict and any(typo for typo, _ in never)),
+        or (settings.strict and any(typo for typo, _ in never))
+        or short is not None,
     )
     if suite_failed and code == 0:
         code = exit_code_for({Verdict.REGRESSED: 1}, strict=False)
-    report.update(cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code))
+    report.update(
+        cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code), unmeasured=short
+    )
     return Report(**report)
 
 
@@ -164,12 +172,13 @@ def measured_bands(bands: Sequence[CaseBand]) -> list[Measured]:
 
 
 def unmeasured_cause(measured: Sequence[Measured], min_valid: int) -> str | None:
-    """Why a check or a record measured nothing it can stand on, in one line; None when it did.
+    """Why a comparison, a record or an explanation measured nothing it can stand on, in one
+    line; None when it did. The one rule every command applies, sampling or reading the store.
 
     A case is unmeasured when infrastructure errors (after the target's retries) left it fewer
-    valid repeats than `min_valid` (or than it took, when it took fewer): such a run exits 3,
-    never 0, since a green result would rest on nothing (research/quarantine-lane.md: invalid
-    repeats alert the owner and blame no one).
+    valid repeats than `min_valid` (or than it took, when it took fewer): such a command exits
+    3, never 0, since a green result would rest on nothing (research/quarantine-lane.md:
+    invalid repeats alert the owner and blame no one).
     """
     short = [m for m in measured if m.infra and m.valid < min(min_valid, m.valid + m.infra)]
     if not short:
@@ -185,12 +194,3 @@ def unmeasured_cause(measured: Sequence[Measured], min_valid: int) -> str | None
         "taken is kept: run it again once the endpoint answers (it takes only the repeats "
         "it lacks)"
     )
-
-
-def unmeasured(report: Report, settings: RuleSettings) -> Report:
-    """The report, exiting 3 when infrastructure errors left a case too few valid candidate
-    repeats: a check that measured nothing is never green (whatever it sampled stays stored)."""
-    report.unmeasured = unmeasured_cause(measured_cases(report.cases), settings.min_valid)
-    if report.unmeasured:
-        report.exit_code = int(ExitCode.HARNESS)
-    return report
