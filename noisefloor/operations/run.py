@@ -297,7 +297,7 @@ def run_suite(
 
 
 def _reports_usage(built: BuiltTarget) -> bool:
-    return kind_named(built.record.kind).reports_usage
+    return "usage" in kind_named(built.record.kind).provides
 
 
 def attach_usage(report: Report, built: BuiltTarget, usage: UsageTally) -> None:

@@ -257,7 +257,13 @@ def json_path_number(inp: ScoreInput, p: JsonPathNumberParams) -> ScoreResult:
     return ScoreResult(value=value, passed=True, detail=f"{p.aggregate} {value:g} at {p.path}")
 
 
-@scorer("latency", params=LatencyParams, kind="continuous", direction="lower_is_better")
+@scorer(
+    "latency",
+    params=LatencyParams,
+    kind="continuous",
+    direction="lower_is_better",
+    needs="latency",
+)
 def latency(inp: ScoreInput, p: LatencyParams) -> ScoreResult:
     """Wall-clock seconds of the call; passes at or under `max_s`."""
     passed = p.max_s is None or inp.wall_s <= p.max_s
@@ -268,7 +274,9 @@ def latency(inp: ScoreInput, p: LatencyParams) -> ScoreResult:
     return ScoreResult(value=inp.wall_s, passed=passed, detail=detail, reliable=reliable)
 
 
-@scorer("tokens", params=TokensParams, kind="continuous", direction="lower_is_better")
+@scorer(
+    "tokens", params=TokensParams, kind="continuous", direction="lower_is_better", needs="usage"
+)
 def tokens(inp: ScoreInput, p: TokensParams) -> ScoreResult:
     """Tokens of the call as the endpoint reported them (`usage`); passes at or under `max`."""
     if inp.tokens is None:

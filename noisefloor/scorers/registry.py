@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from noisefloor.field_docs import describe
 from noisefloor.scorers.calls import DEFAULT_TIMEOUT_S, Origin, guarded, result_of, shown
 from noisefloor.scorers.score import Direction, Kind, NoParams, ScoreInput, ScoreResult
+from noisefloor.targets.provisions import PROVISIONS, Provision
 
 if TYPE_CHECKING:
     pass
@@ -107,6 +108,9 @@ class ScorerDefinition:
     """Files besides its own whose content is part of a user scorer's identity."""
     origin: Origin | None = None
     """The plugin it came from; None for a built-in or a scorer registered by code."""
+    needs: frozenset[Provision] = frozenset()
+    """What it reads of a sample besides the output: a suite whose target's kind does not
+    provide it all is refused when it loads."""
     calls: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     """Held by each call of a user scorer that is not thread-safe, whatever its params."""
 
@@ -225,6 +229,14 @@ def _signature(params: type[BaseModel]) -> str:
     return ", ".join(parts)
 
 
+def _needs_sentence(d: ScorerDefinition) -> list[str]:
+    """What the scorer needs of a target, as a sentence its schema's description ends with."""
+    if not d.needs:
+        return []
+    needed = "; ".join(f"{p} ({meaning})" for p, meaning in PROVISIONS.items() if p in d.needs)
+    return [f"Needs from its target: {needed}."]
+
+
 class Registry:
     """Scorer definitions by name."""
 
@@ -256,6 +268,7 @@ class Registry:
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         thread_safe: bool = False,
         depends_on: Sequence[str | os.PathLike[str]] = (),
+        needs: Provision | Sequence[Provision] = (),
     ) -> Callable[[_Fn[P]], _Fn[P]]:
         """Register `fn(inp, p)` under `name`; its docstring is its documentation.
 
@@ -272,9 +285,12 @@ class Registry:
             thread_safe: True lets several threads call it at once; else one at a time.
             depends_on: Files (relative to the scorer's own file) whose content is part of its
                 identity besides its own file's: editing one re-scores its cases.
+            needs: What it reads of a sample besides the output, one or several of `latency`
+                and `usage`: a suite whose target cannot give it is refused when it loads.
 
         Raises:
-            ValueError: a duplicate name, a missing docstring, or a params model that cannot work.
+            ValueError: a duplicate name, a missing docstring, a params model that cannot work,
+                or a need that is none of the known ones.
         """
         chosen: Kind = kind or ("continuous" if direction is not None else "binary")
         way: Direction = direction or "higher_is_better"
@@ -285,6 +301,13 @@ class Registry:
             raise ValueError(f"scorer {name!r}: a binary scorer is always higher_is_better")
         if timeout_s is not None and not timeout_s > 0:
             raise ValueError(f"scorer {name!r}: timeout_s must be a number of seconds > 0")
+        wanted: tuple[Provision, ...] = (needs,) if isinstance(needs, str) else tuple(needs)
+        unknown = [need for need in wanted if need not in PROVISIONS]
+        if unknown:
+            raise ValueError(
+                f"scorer {name!r}: needs {', '.join(map(repr, unknown))}: a scorer may need "
+                + " or ".join(PROVISIONS)
+            )
         clashes = {"type", *GATE_KEYS} & set(model.model_fields)
         if clashes:
             raise ValueError(
@@ -303,7 +326,17 @@ class Registry:
                 if not path.is_file():
                     raise ValueError(f"scorer {name!r}: depends_on names no file at {path}")
             definition = ScorerDefinition(
-                name, fn, model, chosen, doc, way, timeout_s, thread_safe, extra, self._origin
+                name,
+                fn,
+                model,
+                chosen,
+                doc,
+                way,
+                timeout_s,
+                thread_safe,
+                extra,
+                self._origin,
+                frozenset(wanted),
             )
             self._check_new(definition)
             self._defs[name] = definition
@@ -365,14 +398,16 @@ class Registry:
         return Scorer(definition, definition.params.model_validate(dict(params or {})))
 
     def table(self) -> list[dict[str, str]]:
-        """One row per scorer (`name`, `kind`, `params`, `doc`, and `source`: `built-in` or
-        where a user's scorer is defined), for listing them to users."""
+        """One row per scorer (`name`, `kind`, `params`, `doc`, `needs`: what it needs of a
+        target, comma-separated, and `source`: `built-in` or where a user's scorer is defined),
+        for listing them to users."""
         return [
             {
                 "name": d.name,
                 "kind": d.kind,
                 "params": _signature(d.params),
                 "doc": d.doc.splitlines()[0].strip(),
+                "needs": ", ".join(p for p in PROVISIONS if p in d.needs),
                 "source": "built-in" if d.builtin else _source(d),
             }
             for d in (self._defs[n] for n in self.names())
@@ -392,7 +427,7 @@ class Registry:
             variants.append(
                 {
                     "title": d.name,
-                    "description": row["doc"],
+                    "description": " ".join([row["doc"], *_needs_sentence(d)]),
                     "type": "object",
                     "properties": props | {key: gate for key in GATE_KEYS},
                     "required": ["type", *schema.get("required", [])],

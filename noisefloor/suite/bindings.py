@@ -1,5 +1,6 @@
 """A case's scorer entries built into bindings: each entry's scorer with its gate settings, and
-the problems of the entries that do not build, each at its place in the list.
+the problems of the entries that do not build or that the suite's target cannot serve, each at
+its place in the list.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from pydantic import ValidationError
 from noisefloor.scorers.registry import GATE_KEYS, REGISTRY, UnknownScorer
 from noisefloor.suite.model import ScorerBinding
 from noisefloor.suite.source import plain_error
+from noisefloor.targets.kinds import TargetKind, kinds
+from noisefloor.targets.provisions import PROVISIONS
 
-__all__ = ["CaseScorers", "scorers_of"]
+__all__ = ["CaseScorers", "scorers_of", "unserved"]
 
 #: A case's built scorers, and the problems of its entries (each at its path in the list).
 CaseScorers = tuple[list[ScorerBinding], list[tuple[tuple[Any, ...], str]]]
@@ -50,9 +53,7 @@ def _build_scorers(entries: list[str | dict[str, Any]]) -> CaseScorers:
                 loc, msg = plain_error(dict(err), known)
                 problems.append(((index, *loc), f"scorer {name!r}: {msg}"))
             continue
-        bindings.append(
-            ScorerBinding(f"{index}:{name}", built, gate["min_effect"], gate["suspect_drop"])
-        )
+        bindings.append(ScorerBinding(index, built, gate["min_effect"], gate["suspect_drop"]))
     return bindings, problems
 
 
@@ -70,3 +71,34 @@ def scorers_of(
     if key not in built:
         built[key] = _build_scorers(entries)
     return built[key]
+
+
+def unserved(
+    case_id: str, bindings: list[ScorerBinding], kind: TargetKind, inherited: bool
+) -> list[tuple[tuple[Any, ...], str]]:
+    """A problem at each of a case's scorers that needs what a target of `kind` does not
+    provide (`inherited`: the case's scorers are `defaults.scorers`), with the ways to fix it."""
+    fix = (
+        "remove it from `defaults.scorers` (or give the case `scorers` of its own)"
+        if inherited
+        else "remove it from the case's `scorers`"
+    )
+    problems: list[tuple[tuple[Any, ...], str]] = []
+    for binding in bindings:
+        needs = binding.scorer.definition.needs
+        for need in [p for p in PROVISIONS if p in needs and p not in kind.provides]:
+            providers = [k.name for k in kinds() if k.fields is not None and need in k.provides]
+            elsewhere = (
+                f", or use a target of a kind that provides it ({', '.join(providers)})"
+                if providers
+                else ""
+            )
+            problems.append(
+                (
+                    (binding.index,),
+                    f"case {case_id!r}: scorer {binding.scorer.name!r} needs {need} "
+                    f"({PROVISIONS[need]}), which a {kind.name} target does not provide: "
+                    f"{fix}{elsewhere}",
+                )
+            )
+    return problems

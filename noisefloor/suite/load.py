@@ -16,12 +16,13 @@ from pydantic import ValidationError
 from noisefloor.envvars import expand_value
 from noisefloor.errors import SuiteError
 from noisefloor.scorers.registry import REGISTRY, UnknownScorer
-from noisefloor.suite.bindings import CaseScorers, scorers_of
+from noisefloor.suite.bindings import CaseScorers, scorers_of, unserved
 from noisefloor.suite.model import (
     Case,
     CaseSpec,
     Defaults,
     Suite,
+    SuiteFile,
     is_slug,
     known_keys,
     suite_model,
@@ -35,7 +36,7 @@ from noisefloor.suite.source import (
     render_problems,
     where,
 )
-from noisefloor.targets.kinds import TargetKind, kind_for, kinds
+from noisefloor.targets.kinds import TargetKind, kind_for, kind_of, kinds, spec_model
 from noisefloor.targets.templating import placeholder_problems
 
 if TYPE_CHECKING:
@@ -66,6 +67,18 @@ def _template_problems(target: Any, kind: TargetKind | None) -> list[tuple[tuple
         for base, value in templates
         for loc, msg in placeholder_problems(value)
     ]
+
+
+def _target_kind(spec: SuiteFile | None, target: Any, kind: TargetKind | None) -> TargetKind | None:
+    """The kind of the suite's target: from the validated suite, or, when something else in the
+    suite is wrong, from its `target` validated alone; None when the target itself is wrong
+    (which is reported already)."""
+    if spec is not None:
+        return kind_of(spec.target)
+    try:
+        return kind_of(spec_model(kind).model_validate(target))
+    except ValidationError:
+        return None
 
 
 def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
@@ -176,6 +189,7 @@ def _validate(
         )
 
     _load_plugins(data.get("plugins"), path, text)
+    target_kind = _target_kind(spec, data.get("target"), kind)
     defaults = spec.defaults if spec else Defaults()
     cases: list[Case] = []
     seen: dict[str, str] = {}
@@ -211,6 +225,12 @@ def _validate(
             )
             continue
         bindings, scorer_problems = scorers_of(entries, built)
+        if target_kind is not None:
+            inherited = not case_spec.scorers
+            scorer_problems = [
+                *scorer_problems,
+                *unserved(case_spec.id, bindings, target_kind, inherited),
+            ]
         problems.extend(
             (place, (*base_loc, "scorers", *loc), msg)
             for loc, msg in scorer_problems

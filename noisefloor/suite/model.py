@@ -125,10 +125,16 @@ class SuiteFile(_Model):
 class ScorerBinding:
     """A built scorer and the gate settings of its entry."""
 
-    label: str
+    index: int
+    """Its entry's place in the case's list of scorers."""
     scorer: Scorer
     min_effect: float | None = None
     suspect_drop: float | None = None
+
+    @property
+    def label(self) -> str:
+        """How runs, scores and reports name it within its case: `index:name`."""
+        return f"{self.index}:{self.scorer.name}"
 
 
 @dataclass(frozen=True)

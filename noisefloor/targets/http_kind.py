@@ -46,7 +46,7 @@ class HttpKind(TargetKind):
     #: above one call at once is marked not comparable, as with any `--jobs`.
     default_jobs = 8
     checks_runs = True
-    reports_usage = True
+    provides = frozenset({"latency", "usage"})
     ledger_fields = LEDGER_FIELDS
 
     def selected(self, spec: BaseModel) -> bool:

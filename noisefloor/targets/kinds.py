@@ -1,6 +1,6 @@
 """Target kinds and their registry: what each kind brings (its fields of a suite's `target`, how
-it builds from them and the place they live, its checks after a run, what of its envelope the
-ledger and `show` present).
+it builds from them and the place they live, what its samples give scorers, its checks after a
+run, what of its envelope the ledger and `show` present).
 
 A kind registers with `register`; a built-in one is its module and its data module (fields, ledger
 columns) under `targets/`, named in `_BUILTIN` and `_DATA`.
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from noisefloor.envvars import looks_secret
 from noisefloor.model.records import RunRecord
 from noisefloor.settings import JOBS
+from noisefloor.targets.provisions import Provision
 from noisefloor.targets.source import BuiltTarget, TargetPlace
 
 if TYPE_CHECKING:
@@ -95,9 +96,12 @@ class TargetKind:
     default_jobs: int = JOBS
     #: Whether a run's record asks `check_run` about its samples; False: no sample is looked at.
     checks_runs: bool = False
-    #: Whether its answers report token usage (an OpenAI `usage` object in the envelope), which
-    #: reports then sum (`noisefloor.model.usage`); False: reports show none.
-    reports_usage: bool = False
+    #: What its samples give scorers besides the output (`targets/provisions.py`): a suite whose
+    #: scorers need more is refused when it loads. Every kind times its calls (`wall_s`) unless
+    #: it says otherwise; one whose answers report token usage (an OpenAI `usage` object in the
+    #: envelope) adds `usage`, which reports then sum (`noisefloor.model.usage`): without it,
+    #: reports show none.
+    provides: frozenset[Provision] = frozenset({"latency"})
 
     def selected(self, spec: BaseModel) -> bool:
         """Whether a validated `target` of a suite is of this kind."""

@@ -200,6 +200,38 @@ def test_a_plugin_that_fails_to_import_or_takes_a_name_twice_exits_3_naming_it(
     assert "unknown scorer 'cites_retreived' (did you mean 'cites_retrieved'?)" in typo.stderr
 
 
+def test_a_scorer_that_needs_token_usage_refuses_a_command_target_before_any_call(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "checks.py").write_text(
+        textwrap.dedent(
+            '''\
+            import noisefloor
+
+
+            @noisefloor.scorer("brief_answer", needs="usage")
+            def brief_answer(inp, params):
+                """Passes when the answer took under 50 completion tokens."""
+                return inp.tokens is not None and inp.tokens.completion < 50
+            '''
+        ),
+        encoding="utf-8",
+    )
+    suite = scorers_suite(tmp_path, {"brief": ["brief_answer"]}, ["checks.py"])
+
+    refused = nf("check", suite, cwd=tmp_path)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert (
+        "case 'brief': scorer 'brief_answer' needs usage (the tokens each answer took, as an "
+        "endpoint reports them), which a command target does not provide" in refused.stderr
+    )
+    assert calls(tmp_path) == 0
+
+    listed = nf("scorers", suite, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "needs from its target: usage\n" in listed.stdout
+
+
 def _install(venv: Path, name: str, version: str, files: dict[str, str], entry_points: str) -> None:
     """Install a package into `venv` as pip lays one out: its files, and a dist-info with its
     metadata and entry points. (`pip install --no-deps --no-build-isolation` of the same

@@ -703,6 +703,7 @@ def test_custom_scorer_registers_and_builds() -> None:
             "kind": "binary",
             "params": "at=3",
             "doc": long.__doc__,
+            "needs": "",
             "source": f"tests/unit/test_scorers.py:{line} in long",
         }
     ]
