@@ -179,7 +179,7 @@ def _import_run(
         key = case_key(case, taken)
         sample_dir = store.sample_dir(suite.name, case.id, target.key, key, epoch)
         for inv in public.invocations[pcase.case_id]:
-            data = redactor.apply(raw_sample(inv, record.jobs).model_dump(mode="json"))
+            data = redactor.sample(raw_sample(inv, record.jobs).model_dump(mode="json"))
             store.write_sample(store.sample_path(sample_dir, inv.repeat), data)
             written += 1
         cases.append(
@@ -290,6 +290,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             result.samples += written
         if public.pointer is not None:
             result.baseline = _import_pointer(store, suite.name, public.pointer, result)
+    result.warnings += redactor.warnings()
     for record in result.imported:
         run_tasks(store, band_tasks(store, suite.name, record.cases, {}).tasks)
         index_run(store, record)
