@@ -28,7 +28,9 @@ class Redactor:
     """
 
     def __init__(self, patterns: Sequence[str] = (), secrets: Sequence[Secret] = ()) -> None:
-        self._patterns = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        # each on its own, as the suite file checked it: joined, one pattern's groups would
+        # renumber the next one's backreferences, and two groups of one name would not compile
+        self._patterns = [re.compile(p) for p in patterns]
         holders: dict[str, str] = {}
         # a value the target uses itself is named by its own variable, not by an ambient one
         for secret in sorted(secrets, key=lambda s: s.ambient):
@@ -44,7 +46,7 @@ class Redactor:
         self._found: Counter[str] = Counter()
 
     def __bool__(self) -> bool:
-        return self._patterns is not None or bool(self._secrets)
+        return bool(self._patterns or self._secrets)
 
     def text(self, value: str) -> str:
         """Redact one string."""
@@ -86,8 +88,8 @@ class Redactor:
             if secret in value:
                 value = value.replace(secret, REDACTED)
                 found.add(variable)
-        if self._patterns is not None:
-            value = self._patterns.sub(REDACTED, value)
+        for pattern in self._patterns:
+            value = pattern.sub(REDACTED, value)
         return value
 
     def _walk(self, obj: Any, found: set[str]) -> Any:

@@ -62,9 +62,11 @@ def test_what_the_target_redacted_itself_is_named_and_counted_with_the_rest() ->
     ]
 
 
-def test_the_suites_patterns_apply_beside_the_secrets() -> None:
-    redactor = Redactor([r"acct_[0-9]{6}"], [Secret("API_KEY", LONG)])
-    stored = redactor.sample(sample(f"acct_314159 {LONG} acct_1"))
-    assert stored["output"]["text"] == "[REDACTED] [REDACTED] acct_1"
+def test_the_suites_patterns_apply_each_as_written_beside_the_secrets() -> None:
+    # a group in one pattern, a backreference and a group of the same name in the others
+    patterns = [r"(?P<id>acct_[0-9]{6})", r"(['\"])pin\1", r"(?P<id>card_[0-9]{4})"]
+    redactor = Redactor(patterns, [Secret("API_KEY", LONG)])
+    stored = redactor.sample(sample(f"acct_314159 'pin' card_1234 {LONG} acct_1"))
+    assert stored["output"]["text"] == "[REDACTED] [REDACTED] [REDACTED] [REDACTED] acct_1"
     assert stored["redacted"] == ["API_KEY"]
     assert redactor.text("acct_271828 in input") == "[REDACTED] in input"
