@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from noisefloor.envvars import looks_secret
 from noisefloor.errors import UsageError
-from noisefloor.executors.redaction import Redactor
+from noisefloor.executors.redaction import REDACTED, Redactor
 from noisefloor.model.records import (
     BaselinePointer,
     CaseRecord,
@@ -211,7 +212,11 @@ def _import_run(
             suite_hash=record.suite_hash,
             git_sha=record.git_sha,
             target_cwd=record.target_cwd,
-            env={k: redactor.text(v) for k, v in sorted(record.env.items())},
+            # a credential's value is never copied, however short (too short to redact in text)
+            env={
+                k: REDACTED if looks_secret(k) else redactor.text(v)
+                for k, v in sorted(record.env.items())
+            },
             definition_hashes={c.case_id: c.definition_hash for c in record.cases},
         ),
         cases=cases,
