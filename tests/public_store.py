@@ -230,8 +230,10 @@ def write_run(
     broken: dict[str, str] | None = None,
     flour: set[str] | frozenset[str] = frozenset(),
     cases: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> str:
-    """One run in the public layout: run.json, scores.json, cases/<case>/<repeat>.json."""
+    """One run in the public layout: run.json, scores.json, cases/<case>/<repeat>.json; `env`
+    is the target's environment as the public tool records it."""
     run_id = f"{started.strftime('%Y%m%dT%H%M%S.%fZ')}-{suite}-{SUITE_HASH[:8]}"
     run_dir = root / "runs" / run_id
     entries, scores = [], {}
@@ -264,7 +266,7 @@ def write_run(
         run_dir / "run.json",
         {
             "cases": entries,
-            "env": {},
+            "env": env or {},
             "finished_at": finished.isoformat(),
             "git_sha": "ee4aa5d",
             "harness_version": "0.1.0",

@@ -1,8 +1,9 @@
 """A stand-in for an OpenAI-compatible chat-completions server, on loopback, with scripted faults.
 
 A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
-`[finish:null]`, `[status:404]` (every time), `[status:408:1]` (the first time only) or
-`[length:3]` (answers cut at `max_tokens` after the first three).
+`[finish:null]`, `[status:404]` (every time), `[status:408:1]` (the first time only),
+`[length:3]` (answers cut at `max_tokens` after the first three) or `[key]` (answers with the
+bearer token it was sent).
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class _Handler(LoopbackHandler):
         content: str | None = json.dumps({"answer": words[-1] if words else ""})
         if "sample" in marks:
             content = json.dumps({"answer": _SAMPLES[count % len(_SAMPLES)]})
+        if "key" in marks:
+            # like a server that quotes its caller's credential in an answer
+            token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            content = json.dumps({"answer": token})
         if "fenced" in marks:
             content = f"```json\n{content}\n```"
         if "length" in marks and count > int(marks["length"] or 0):
@@ -140,6 +145,7 @@ class _Handler(LoopbackHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        self.server.answered(data)
         self.wfile.write(data)
 
 
@@ -157,6 +163,7 @@ class _Server(ThreadingHTTPServer):
         self.retry_after = retry_after
         self.lock = threading.Lock()
         self.log: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []
         self.counts: dict[str, int] = {}
         self.total = 0
 
@@ -169,6 +176,11 @@ class _Server(ThreadingHTTPServer):
                 {"path": path, "headers": headers, "body": body, "at": time.monotonic()}
             )
             return self.counts[prompt]
+
+    def answered(self, body: bytes) -> None:
+        """Log the body of one answer, as sent."""
+        with self.lock:
+            self.bodies.append(body)
 
 
 class LlmServer(LoopbackServer[_Server]):
@@ -215,3 +227,10 @@ class LlmServer(LoopbackServer[_Server]):
         assert self._server is not None
         with self._server.lock:
             return list(self._server.log)
+
+    @property
+    def answers(self) -> list[bytes]:
+        """The body of every answer so far, byte for byte as sent, in the order sent."""
+        assert self._server is not None
+        with self._server.lock:
+            return list(self._server.bodies)

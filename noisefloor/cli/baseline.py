@@ -106,6 +106,8 @@ def _deepen(store: Store, args: argparse.Namespace) -> int:
             f"input, left as they were: {', '.join(done.skipped[:5])}",
             file=sys.stderr,
         )
+    for warning in done.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -48,7 +48,7 @@ class SampleWriter:
 
     def add(self, arm: ArmPending, item: Pending, sample: RawSample) -> None:
         """Queue one of `arm`'s samples, redacted as the arm says."""
-        data = arm.redactor.apply(sample.model_dump(mode="json"))
+        data = arm.redactor.sample(sample.model_dump(mode="json"))
         if arm.redactor:
             kind_named(data["kind"]).after_redaction(data)
         self.put(item, data)

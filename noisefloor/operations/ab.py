@@ -73,15 +73,17 @@ def new_arm(
     fresh: bool = False,
     facts: SampleFacts | None = None,
     usage: UsageTally | None = None,
+    redactor: Redactor | None = None,
 ) -> Arm:
     """An arm for one version of the suite's target, in its current epoch (a new one if `fresh`).
 
     Its cases start at the suite's repeats; `sample_arms` sets how many each arm takes. Arms
-    sampled together may share their `facts` (each sample's is kept once) and `usage`.
+    sampled together may share their `facts` (each sample's is kept once), `usage` and
+    `redactor` (whose warnings then count the samples of both).
     """
     key = built.record.key
     epoch = store.bump_epoch(suite.name, key) if fresh else store.epoch(suite.name, key)
-    redactor = Redactor(suite.redact, built.secrets)
+    redactor = redactor or Redactor(suite.redact, built.secrets)
     return Arm(
         run_id=new_run_id(suite.name),
         built=built,
@@ -321,11 +323,19 @@ def ab_suite(
         screens = [opts.repeats or c.repeats for c in suite.cases]
         with store.lock(suite.name):
             facts, usage = SampleFacts(store), UsageTally()
-            arms = [new_arm(store, suite, base_built, fresh=opts.fresh, facts=facts, usage=usage)]
-            if not same:
-                arms.append(
-                    new_arm(store, suite, cand_built, fresh=opts.fresh, facts=facts, usage=usage)
+            redactor = Redactor(suite.redact, [*base_built.secrets, *cand_built.secrets])
+            arms = [
+                new_arm(
+                    store,
+                    suite,
+                    built,
+                    fresh=opts.fresh,
+                    facts=facts,
+                    usage=usage,
+                    redactor=redactor,
                 )
+                for built in ([base_built] if same else [base_built, cand_built])
+            ]
             if not same and design.applies(settings, screens):
                 session = _ArmsSession(store, suite, arms, opts, label)
 
@@ -388,6 +398,7 @@ def ab_suite(
         report.target_change = TargetChange.model_validate(change.as_dict())
         notes.append(change.message(shown_path(suite.path)))
     report.warnings[:0] = notes
+    report.warnings += redactor.warnings()
     report.calls = calls
     attach_usage(report, cand_built, usage)
     return report

@@ -123,7 +123,7 @@ def adoption_report(
         "candidate": run.run_id,
         "adopted": adopted,
         "cases": cases,
-        "warnings": [note, *served_warnings(run, "run")],
+        "warnings": [note, *served_warnings(run, "run"), *result.warnings],
         "runs": Runs(candidate=run_summary(run)),
         "calls": run.calls,
         "work": Work.model_validate(result.stats.as_dict()),
@@ -233,6 +233,7 @@ def check_suite(
                 cost=cost,
             )
         report = finished_report(parts, settings, continue_on_scorer_error)
+        report.warnings += session.redactor.warnings()
     else:
         result = run_suite(store, suite, opts, built, score=False)
         run, usage = result.run, result.usage
@@ -245,6 +246,7 @@ def check_suite(
             allow_target_change=allow_target_change,
             continue_on_scorer_error=continue_on_scorer_error,
         )
+        report.warnings += result.warnings
     change = version_change(base.target, run.target, store.load_manifest)
     if change is not None:
         report.target_change = TargetChange.model_validate(change.as_dict())

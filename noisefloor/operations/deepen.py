@@ -30,6 +30,8 @@ class Deepened:
     """Repeats each case's sample directory held before."""
     skipped: list[str] = field(default_factory=list)
     """Cases of the baseline whose input the suite no longer has, or that the suite dropped."""
+    warnings: list[str] = field(default_factory=list)
+    """What redaction says of the samples taken (`Redactor.warnings`)."""
 
 
 def deepen_baseline(
@@ -78,7 +80,7 @@ def deepen_baseline(
         session.pooled = [base.run_id]
         run = session.finish(cases)
     index_run(store, run)
-    return Deepened(run=run, before=before, skipped=skipped)
+    return Deepened(run=run, before=before, skipped=skipped, warnings=session.redactor.warnings())
 
 
 def _refuse_lost(store: Store, cases: list[CaseRecord], wanted: dict[str, int], taken: int) -> None:

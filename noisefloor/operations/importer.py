@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from noisefloor.envvars import looks_secret
 from noisefloor.errors import UsageError
-from noisefloor.executors.redaction import Redactor
+from noisefloor.executors.redaction import REDACTED, Redactor
 from noisefloor.model.records import (
     BaselinePointer,
     CaseRecord,
@@ -179,7 +180,7 @@ def _import_run(
         key = case_key(case, taken)
         sample_dir = store.sample_dir(suite.name, case.id, target.key, key, epoch)
         for inv in public.invocations[pcase.case_id]:
-            data = redactor.apply(raw_sample(inv, record.jobs).model_dump(mode="json"))
+            data = redactor.sample(raw_sample(inv, record.jobs).model_dump(mode="json"))
             store.write_sample(store.sample_path(sample_dir, inv.repeat), data)
             written += 1
         cases.append(
@@ -211,7 +212,11 @@ def _import_run(
             suite_hash=record.suite_hash,
             git_sha=record.git_sha,
             target_cwd=record.target_cwd,
-            env={k: redactor.text(v) for k, v in sorted(record.env.items())},
+            # a credential's value is never copied, however short (too short to redact in text)
+            env={
+                k: REDACTED if looks_secret(k) else redactor.text(v)
+                for k, v in sorted(record.env.items())
+            },
             definition_hashes={c.case_id: c.definition_hash for c in record.cases},
         ),
         cases=cases,
@@ -290,6 +295,7 @@ def import_store(store: Store, suite: Suite, source: Path) -> ImportResult:
             result.samples += written
         if public.pointer is not None:
             result.baseline = _import_pointer(store, suite.name, public.pointer, result)
+    result.warnings += redactor.warnings()
     for record in result.imported:
         run_tasks(store, band_tasks(store, suite.name, record.cases, {}).tasks)
         index_run(store, record)

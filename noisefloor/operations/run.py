@@ -278,9 +278,16 @@ def run_suite(
         run = session.finish(cases)
     taken, usage = session.taken, session.usage
     spent = usage.usage(session.built.price) if _reports_usage(session.built) else None
+    warnings = session.redactor.warnings()
     if not score:
         return RunResult(
-            run=run, bands={}, stats=EngineStats(), pending=taken, usage=usage, spent=spent
+            run=run,
+            bands={},
+            stats=EngineStats(),
+            pending=taken,
+            warnings=warnings,
+            usage=usage,
+            spent=spent,
         )
     bands, stats = bands_of(store, suite.name, cases)
     index_run(store, run)
@@ -290,6 +297,7 @@ def run_suite(
         bands=bands,
         stats=stats,
         pending=taken,
+        warnings=warnings,
         usage=usage,
         spent=spent,
         unmeasured=short,

@@ -28,6 +28,7 @@ __all__ = [
     "REFERENCE_CHANGE",
     "RELATIVE_EFFECT",
     "REPEATS",
+    "SECRET_MIN_CHARS",
     "VALUE_MIN_EFFECT",
     "RuleName",
     "RuleSettings",
@@ -80,6 +81,10 @@ EXECUTOR = "local"
 PLAN_CASES = 50
 #: The power `plan`'s table of repeats needed aims at (--power).
 PLAN_POWER = 0.8
+#: The shortest secret (an endpoint's key, a variable named like a credential) that is looked for
+#: in what a target printed and replaced there: a shorter one (`x`, `none`, `ollama`, the keys
+#: local servers take) is a piece of ordinary text, and replacing it would rewrite the answers.
+SECRET_MIN_CHARS = 8
 #: Runs `history` lists per case, and runs of the current target version its flakiness pools.
 HISTORY_RUNS = 20
 #: The change a sequential check compares its cost with a fixed design's for: pass rates.

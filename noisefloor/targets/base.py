@@ -129,6 +129,9 @@ class RawSample(BaseModel):
     """Target-specific record of the exchange (HTTP: status, usage, raw response, ...)."""
     attempts: int = 1
     """Calls made to obtain this sample, retries of infrastructure errors included."""
+    redacted: list[str] | None = None
+    """The variables whose values were found in this sample and replaced by `[REDACTED]` (an
+    endpoint quoting its key, by the target; any secret, before the write); None: none was."""
 
 
 def _user_text(messages: list[Any]) -> str:

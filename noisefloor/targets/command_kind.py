@@ -19,8 +19,8 @@ from noisefloor.model.records import TargetRecord
 from noisefloor.store.fingerprint import code_fingerprint, fingerprint_digest
 from noisefloor.store.layout import short_hash
 from noisefloor.targets.command_spec import LEDGER_FIELDS, CommandFields
-from noisefloor.targets.kinds import TargetKind, secret_values
-from noisefloor.targets.source import BuiltTarget, TargetPlace
+from noisefloor.targets.kinds import TargetKind, secrets_in
+from noisefloor.targets.source import BuiltTarget, Secret, TargetPlace
 
 __all__ = ["KIND", "CommandKind"]
 
@@ -97,15 +97,15 @@ class CommandKind(TargetKind):
             spec=comparable,
         )
         record = TargetRecord(kind=self.name, key=key, spec=comparable, fingerprint=code.entries)
-        return BuiltTarget(target, record, secret_values(command.env), code.tracked)
+        return BuiltTarget(target, record, secrets_in(command.env), code.tracked)
 
     def templates(self, target: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
         """The argv."""
         return [(("target", "command"), target.get("command"))]
 
-    def declared_secrets(self, spec: BaseModel) -> list[str]:
-        """Values of the suite's `env` whose names look secret."""
-        return secret_values(dict(_fields(spec).env))
+    def declared_secrets(self, spec: BaseModel) -> list[Secret]:
+        """The variables of the suite's `env` whose names look secret."""
+        return secrets_in(_fields(spec).env)
 
     def ledger_columns(self, sample: dict[str, Any]) -> dict[str, Any]:
         """The prompt's hash: what a command receives is its rendered argv."""

@@ -15,6 +15,7 @@ import orjson
 
 from noisefloor import __version__
 from noisefloor.errors import TargetConfigError
+from noisefloor.settings import SECRET_MIN_CHARS
 from noisefloor.targets.base import (
     CaseInput,
     Outcome,
@@ -51,18 +52,7 @@ _TRANSPORT_ERRORS = (
     httpcore.ProxyError,
     OSError,
 )
-_REDACTED = "[REDACTED]"
-
-
-def _scrub(obj: Any, secret: str) -> Any:
-    """Replace `secret` in every string of a JSON-like structure, keys included."""
-    if isinstance(obj, str):
-        return obj.replace(secret, _REDACTED)
-    if isinstance(obj, dict):
-        return {_scrub(k, secret): _scrub(v, secret) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_scrub(v, secret) for v in obj]
-    return obj
+_REDACTED = b"[REDACTED]"
 
 
 class HttpTarget(VersionedTarget):
@@ -117,6 +107,16 @@ class HttpTarget(VersionedTarget):
         self.backoff_cap_s = BACKOFF_CAP_S
         super().__init__(key, spec)
         self._api_key = api_key or None
+        #: The key as an answer would quote it, when it is long enough to be told from the
+        #: answer's own words; a shorter one (`x`, `ollama`) leaves every answer as it came.
+        self._quotable_key = (
+            self._api_key.encode()
+            if self._api_key and len(self._api_key) >= SECRET_MIN_CHARS
+            else None
+        )
+        #: The variable holding the key, as a sample names what was redacted in it (a target
+        #: given its key directly, not from the environment, names the setting).
+        self._key_variable = http.api_key_env or "api_key"
         self._headers = [
             (b"Content-Type", b"application/json"),
             (b"Accept", b"application/json"),
@@ -170,10 +170,12 @@ class HttpTarget(VersionedTarget):
         paused_s = 0.0
         attempts = 0
         stop_note = ""
+        quoted_key = False
         while True:
             paused_s += await self._wait_for_pause()
             attempts += 1
             attempt = await self._attempt(payload)
+            quoted_key = quoted_key or attempt.quoted_key
             if attempt.kind is not AttemptKind.RETRY:
                 break
             wait, stop_note = self._next_wait(attempt, attempts)
@@ -203,6 +205,7 @@ class HttpTarget(VersionedTarget):
             retries=retries,
             paused_s=paused_s,
             stop_note=stop_note,
+            quoted_key=quoted_key,
         )
 
     async def aclose(self) -> None:
@@ -290,10 +293,14 @@ class HttpTarget(VersionedTarget):
             )
         finally:
             self._connections.give_back(carrier)
-        if self._api_key:
-            # before any excerpt is cut from the body: a cut through the key would keep a piece
-            content = content.replace(self._api_key.encode(), _REDACTED.encode())
-        return classify(response, content, time.perf_counter() - started, self.url)
+        key, quoted = self._quotable_key, False
+        if key is not None and key in content:
+            # here, before any excerpt is cut from the body (a cut through the key would keep a
+            # piece), and so that the key never leaves the target, even on a cluster's worker
+            content, quoted = content.replace(key, _REDACTED), True
+        attempt = classify(response, content, time.perf_counter() - started, self.url)
+        attempt.quoted_key = quoted
+        return attempt
 
     def _next_wait(self, attempt: Attempt, attempts: int) -> tuple[float | None, str]:
         """How long to wait before retrying, or None (and why, in words) when not retrying."""
@@ -324,6 +331,7 @@ class HttpTarget(VersionedTarget):
         retries: list[dict[str, Any]],
         paused_s: float,
         stop_note: str,
+        quoted_key: bool,
     ) -> RawSample:
         raw = attempt.raw
         served = raw.get("model") if isinstance(raw, dict) else None
@@ -367,11 +375,6 @@ class HttpTarget(VersionedTarget):
             outcome = Outcome.INFRA
             error = f"infra: {attempt.problem} after {attempts} {plural}{stop_note}"
             envelope["error_class"] = "infra"
-        if self._api_key:
-            # an endpoint may quote the key back (in an error, say): it must not reach a sample
-            envelope = _scrub(envelope, self._api_key)
-            error = _scrub(error, self._api_key)
-            output = _scrub(output, self._api_key)
         if attempt.kind is AttemptKind.DONE:
             envelope["output_sha"] = output_sha(output)
         return RawSample(
@@ -386,4 +389,5 @@ class HttpTarget(VersionedTarget):
             concurrency=concurrency,
             envelope=envelope,
             attempts=attempts,
+            redacted=[self._key_variable] if quoted_key else None,
         )

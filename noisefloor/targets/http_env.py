@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from urllib.request import getproxies
 
 from noisefloor.errors import TargetConfigError
+from noisefloor.targets.source import Secret
 
 __all__ = ["Proxy", "ca_source", "load_ssl_context", "proxy_for", "proxy_secrets"]
 
@@ -153,15 +154,17 @@ def proxy_for(url: str) -> Proxy | None:
     return Proxy(proxy.scheme.lower(), proxy.hostname, proxy_port, auth)
 
 
-def proxy_secrets() -> list[str]:
-    """The credentials in the environment's proxy URLs, as written and decoded."""
-    secrets: list[str] = []
-    for url in getproxies().values():
+def proxy_secrets() -> list[Secret]:
+    """The credentials in the environment's proxy URLs, as written and decoded, each held by
+    its proxy's variable (`HTTPS_PROXY`)."""
+    secrets: list[Secret] = []
+    for scheme, url in getproxies().items():
         parts = urlsplit(url if "://" in url else f"http://{url}")
         # without a password, the user name is the credential (a token)
         secret = parts.password if parts.password is not None else parts.username
         if secret:
-            secrets += [secret, unquote(secret)]
+            variable = f"{scheme.upper()}_PROXY"
+            secrets += [Secret(variable, secret), Secret(variable, unquote(secret))]
     return secrets
 
 

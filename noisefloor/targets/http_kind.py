@@ -20,8 +20,8 @@ from noisefloor.model.records import RunRecord, TargetRecord
 from noisefloor.store.layout import short_hash
 from noisefloor.targets.base import exchange_hashes, output_sha
 from noisefloor.targets.http_spec import LEDGER_FIELDS, HttpFields, HttpSpec
-from noisefloor.targets.kinds import TargetKind, secret_values
-from noisefloor.targets.source import BuiltTarget, TargetPlace
+from noisefloor.targets.kinds import TargetKind, secrets_in
+from noisefloor.targets.source import BuiltTarget, Secret, TargetPlace
 
 if TYPE_CHECKING:
     from noisefloor.targets.base import RawSample
@@ -91,12 +91,12 @@ class HttpKind(TargetKind):
         key = short_hash({"kind": self.name, "spec": comparable, "generation": generation})
         target = HttpTarget(http, key=key, spec=comparable, api_key=api_key)
         record = TargetRecord(kind=self.name, key=key, spec=comparable, fingerprint={})
-        secrets = [api_key] if api_key else []
+        secrets = [Secret(http.api_key_env, api_key)] if http.api_key_env and api_key else []
         # a proxy URL's credentials go to the proxy only; an endpoint that quotes them back must
         # not get them into a sample
         secrets += proxy_secrets()
         return BuiltTarget(
-            target, record, secrets + secret_values(dict(os.environ)), price=http.price
+            target, record, secrets + secrets_in(os.environ, ambient=True), price=http.price
         )
 
     def templates(self, target: dict[str, Any]) -> list[tuple[Loc, Any]]:

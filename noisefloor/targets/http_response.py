@@ -47,6 +47,8 @@ class Attempt:
     text: str = ""
     finish_reason: Any = None
     tool_calls: Any = None
+    quoted_key: bool = False
+    """Whether the body quoted the key sent with the request (replaced before it was read)."""
 
 
 class BodyTooLarge(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from noisefloor.envvars import looks_secret
 from noisefloor.model.records import RunRecord
 from noisefloor.settings import JOBS
 from noisefloor.targets.provisions import Provision
-from noisefloor.targets.source import BuiltTarget, TargetPlace
+from noisefloor.targets.source import BuiltTarget, Secret, TargetPlace
 
 if TYPE_CHECKING:
     from noisefloor.targets.base import RawSample
@@ -36,7 +36,7 @@ __all__ = [
     "kinds",
     "ledger_fields",
     "register",
-    "secret_values",
+    "secrets_in",
     "spec_model",
 ]
 
@@ -63,9 +63,10 @@ class LedgerField:
     """The column it follows in the table; None: after the last one."""
 
 
-def secret_values(env: dict[str, str]) -> list[str]:
-    """Values of variables whose names look like secrets."""
-    return [v for k, v in env.items() if looks_secret(k) and v]
+def secrets_in(env: Mapping[str, str], *, ambient: bool = False) -> list[Secret]:
+    """The variables of `env` whose names look like secrets, with their values (`ambient`: as
+    `Secret.ambient`)."""
+    return [Secret(k, v, ambient) for k, v in env.items() if looks_secret(k) and v]
 
 
 class SpecFields(BaseModel):
@@ -120,7 +121,7 @@ class TargetKind:
         """Where in a suite's raw `target` values with `{{...}}` placeholders lie, and the values."""
         return []
 
-    def declared_secrets(self, spec: BaseModel) -> list[str]:
+    def declared_secrets(self, spec: BaseModel) -> list[Secret]:
         """Values the suite's own `target` sets that must never reach disk."""
         return []
 

@@ -1,5 +1,6 @@
 """A built target and where it comes from: the place a suite's target lives, the target built
-there, and as plain data what another process builds the same target from and checks its version.
+there with the secrets it must never write, and as plain data what another process builds the
+same target from and checks its version.
 """
 
 from __future__ import annotations
@@ -17,7 +18,20 @@ if TYPE_CHECKING:
     from noisefloor.model.usage import Price
     from noisefloor.targets.base import Target
 
-__all__ = ["BuiltTarget", "TargetBuilder", "TargetPlace", "TargetSource"]
+__all__ = ["BuiltTarget", "Secret", "TargetBuilder", "TargetPlace", "TargetSource"]
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A value that must never reach disk, and the variable that holds it."""
+
+    variable: str
+    """The variable's name: what a warning names (never the value)."""
+    value: str
+    ambient: bool = False
+    """A variable of the environment the target does not use itself (an endpoint's caller's
+    other credentials): redacted like the others, but one too short to redact is left alone
+    without a warning, since most such are not credentials at all (`KEYTIMEOUT=1`)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +62,7 @@ class BuiltTarget:
 
     target: Target
     record: TargetRecord
-    secrets: list[str]
+    secrets: list[Secret]
     tracked: dict[str, str] | None = None
     """The tracked files behind the record's `git:` fingerprint entry, kept in the store."""
     source: TargetSource | None = None

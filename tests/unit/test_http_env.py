@@ -19,6 +19,7 @@ from noisefloor.targets import CaseInput, Outcome, RawSample
 from noisefloor.targets.http import HttpTarget
 from noisefloor.targets.http_env import Proxy, ca_source, proxy_for, proxy_secrets
 from noisefloor.targets.http_spec import HttpSpec
+from noisefloor.targets.source import Secret
 
 PROXY = "http://proxy.corp:3128"
 
@@ -82,9 +83,9 @@ def test_proxy_credentials_are_decoded_and_kept_out_of_its_name(
     monkeypatch.setenv("HTTPS_PROXY", "https://me%40corp:p%3Ass@[::1]:8443")
     assert proxy_for("https://api.example.com") == Proxy("https", "::1", 8443, ("me@corp", "p:ss"))
     assert Proxy("https", "::1", 8443, ("me@corp", "p:ss")).shown == "https://[::1]:8443"
-    assert set(proxy_secrets()) == {"p%3Ass", "p:ss"}
+    assert set(proxy_secrets()) == {Secret("HTTPS_PROXY", v) for v in ("p%3Ass", "p:ss")}
     monkeypatch.setenv("HTTPS_PROXY", "http://tok3n-only@proxy.corp:3128")
-    assert set(proxy_secrets()) == {"tok3n-only"}
+    assert set(proxy_secrets()) == {Secret("HTTPS_PROXY", "tok3n-only")}
 
 
 @pytest.mark.parametrize(

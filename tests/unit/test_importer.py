@@ -199,3 +199,14 @@ def test_the_suites_redaction_applies_to_imported_samples(tmp_path, _isolated_ro
     sample = orjson.loads((_isolated_root / case.sample_dir / "r0.json").read_bytes())
     assert "two robots" not in orjson.dumps(sample).decode()
     assert "[REDACTED]" in sample["output"]["text"]
+
+
+def test_an_imported_runs_environment_keeps_no_credential_however_short(tmp_path, _isolated_root):
+    env = {"RAG_TOKEN": "abc", "RAG_MODE": "fast two robots"}
+    write_run(tmp_path / "public", BASE_TIME, command=COMMAND, env=env)
+    path = write_suite(tmp_path)
+    path.write_text(path.read_text() + "redact: ['two robots']\n")
+    result = import_store(Store(_isolated_root), load_suite(path), tmp_path / "public")
+    imported = result.imported[0].imported_from
+    assert imported is not None
+    assert imported.env == {"RAG_MODE": "fast [REDACTED]", "RAG_TOKEN": "[REDACTED]"}
