@@ -215,7 +215,8 @@ def sequential_check(
             last_look[cid] = j
             stop = step(case, futility)
             if stop is not None:
-                stops[cid], why[cid] = stop, _why(stop, case, size, futility)
+                taken = windows[cid].repeats - windows[cid].first_repeat
+                stops[cid], why[cid] = stop, _why(stop, case, size, taken, futility)
                 running.remove(cid)
         if not running:
             break
@@ -284,14 +285,16 @@ def rejudge(
     return parts
 
 
-def _why(stop: Stop, case: CaseReport, size: int, futility: float | None) -> str:
+def _why(stop: Stop, case: CaseReport, size: int, taken: int, futility: float | None) -> str:
+    """Why a case stopped at the look of `size` repeats, having taken `taken` of its own (a case
+    whose first look was its own depth takes more or fewer than the look's size)."""
     if stop is Stop.CLEAR:
         return (
-            f"no worsening left plausible after {size} repeats "
+            f"no worsening left plausible after {taken} repeats "
             f"(p={doubt_p(case):.3g} > {futility:g})"
         )
     if stop is Stop.CAP:
-        return f"the cap: {size} repeats"
+        return f"the cap: {taken} repeats"
     if stop is Stop.UNMEASURED:
         return f"no repeat of the look of {size} reached the target"
     return f"decided at the look of {size} repeats"
