@@ -4,12 +4,11 @@ working tree has it, sampled interleaved so that drift hits both arms alike, the
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from noisefloor import __version__
-from noisefloor.errors import NoisefloorError, UsageError
+from noisefloor.errors import UsageError
 from noisefloor.executors.base import ArmPending, Executor, OnWritten, Pending
 from noisefloor.executors.local import LOCAL
 from noisefloor.executors.redaction import Redactor
@@ -22,7 +21,7 @@ from noisefloor.operations.cost_budget import check_priced, cost_budget
 from noisefloor.operations.run import RunOptions, attach_usage, new_run_id
 from noisefloor.operations.sample_facts import SampleFacts
 from noisefloor.operations.sequential_check import sequential_check
-from noisefloor.operations.worktree import Checkout, checked_out
+from noisefloor.operations.worktree import built_at, checked_out
 from noisefloor.pipeline.cases import case_records
 from noisefloor.pipeline.comparison import compare_runs
 from noisefloor.pipeline.indexing import index_run
@@ -253,25 +252,6 @@ class _ArmsSession:
         return run
 
 
-def _built_at(tree: Checkout, suite: Suite, store: Store) -> BuiltTarget:
-    """The suite's target as if the suite file lay at its place in the checkout: its cwd, the
-    files its version digests and its git tree are the checkout's."""
-    there = dataclasses.replace(
-        suite,
-        path=tree.mirror(suite.base_dir) / suite.path.name,
-        cases_path=tree.mirror(suite.cases_path) if suite.cases_path else None,
-    )
-    try:
-        return build_target(there, tree.mirror(store.root))
-    except NoisefloorError as exc:
-        raise type(exc)(
-            f"the baseline arm at {tree.ref} ({tree.sha[:12]}): {exc.message}",
-            where=exc.where,
-            hint=exc.hint,
-            details=exc.details,
-        ) from None
-
-
 def _check_options(suite: Suite, opts: RunOptions) -> None:
     if opts.label or opts.replace or opts.set_baseline:
         raise UsageError(
@@ -317,7 +297,7 @@ def ab_suite(
     store.ensure()
     started = utc_now()
     with checked_out(suite.base_dir, ref, store.root) as tree:
-        base_built = _built_at(tree, suite, store)
+        base_built = built_at(tree, suite, store)
         same = base_built.record.key == cand_built.record.key
         label = f"ab-{tree.sha[:12]}"
         screens = [opts.repeats or c.repeats for c in suite.cases]

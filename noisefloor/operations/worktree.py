@@ -1,10 +1,12 @@
-"""A git ref checked out in a temporary worktree under the store root, for the baseline arm of `ab`:
-removed on the way out (Ctrl-C and SIGTERM included), and at the next start when a kill left one.
+"""A git ref checked out in a temporary worktree under the store root, for the baseline arm of `ab`
+and a check's concurrent control: removed on the way out (Ctrl-C and SIGTERM included), and at
+the next start when a kill left one; the suite's target built there.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import secrets
@@ -16,8 +18,12 @@ from pathlib import Path
 from typing import IO
 
 from noisefloor.errors import NoisefloorError, StoreError, UsageError
+from noisefloor.store.store import Store
+from noisefloor.suite.model import Suite
+from noisefloor.suite.targets import build_target
+from noisefloor.targets.source import BuiltTarget
 
-__all__ = ["WORKTREES", "Checkout", "checked_out"]
+__all__ = ["WORKTREES", "Checkout", "built_at", "checked_out"]
 
 #: The directory under the store root that holds the checkouts, each beside its lock file.
 WORKTREES = "worktrees"
@@ -178,3 +184,22 @@ def checked_out(directory: Path, ref: str, store_root: Path) -> Iterator[Checkou
             yield Checkout(ref=ref, sha=sha, top=top, path=path)
         finally:
             _remove(top, path)
+
+
+def built_at(tree: Checkout, suite: Suite, store: Store) -> BuiltTarget:
+    """The suite's target as if the suite file lay at its place in the checkout: its cwd, the
+    files its version digests and its git tree are the checkout's."""
+    there = dataclasses.replace(
+        suite,
+        path=tree.mirror(suite.base_dir) / suite.path.name,
+        cases_path=tree.mirror(suite.cases_path) if suite.cases_path else None,
+    )
+    try:
+        return build_target(there, tree.mirror(store.root))
+    except NoisefloorError as exc:
+        raise type(exc)(
+            f"the baseline's version at {tree.ref} ({tree.sha[:12]}): {exc.message}",
+            where=exc.where,
+            hint=exc.hint,
+            details=exc.details,
+        ) from None

@@ -20,9 +20,11 @@ import orjson
 from noisefloor.errors import TargetConfigError
 
 __all__ = [
+    "COMMITS_SEARCHED",
     "GIT_LABEL",
     "CodeFingerprint",
     "code_fingerprint",
+    "commit_holding",
     "fingerprint_digest",
     "hash_file",
     "tracked_files",
@@ -30,6 +32,8 @@ __all__ = [
 
 #: The label of the entry that stands for the tracked files of the enclosing git work tree.
 GIT_LABEL = "git:"
+#: How many of a repository's newest commits `commit_holding` looks through for a version.
+COMMITS_SEARCHED = 500
 
 _CHUNK = 1 << 20
 #: Paths per `git hash-object` call, well below any argument-length limit.
@@ -186,18 +190,10 @@ def tracked_files(cwd: Path, base_dir: Path, exclude: Sequence[Path] = ()) -> di
         Label (path relative to `base_dir`, forward slashes) to `<mode> <blob id>`, sorted; None
         when git is missing or `cwd` is not in a work tree.
     """
-    top_out = _git(["rev-parse", "--show-toplevel"], str(cwd))
-    if top_out is None:
+    tree = _work_tree(cwd, exclude)
+    if tree is None:
         return None
-    top = os.fsdecode(top_out.rstrip(b"\n"))
-    if not top or not os.path.isdir(top):
-        return None
-    real_top = os.path.realpath(top)
-    skipped = [
-        Path(os.path.relpath(real, real_top)).as_posix()
-        for real in (os.path.realpath(p) for p in exclude)
-        if _is_within(real, real_top)
-    ]
+    top, real_top, skipped = tree
     listed = _git(["ls-files", "--stage", "-z"], top)
     changes = _git(["diff-files", "-z", "--ignore-submodules=dirty"], top)
     if listed is None or changes is None:
@@ -220,6 +216,59 @@ def tracked_files(cwd: Path, base_dir: Path, exclude: Sequence[Path] = ()) -> di
         changed = {p: m for p, m in changed.items() if p not in skipped and not p.startswith(below)}
     manifest.update(_worktree_ids(top, changed))
     return _labelled(manifest, os.path.relpath(os.path.realpath(base_dir), real_top))
+
+
+def _work_tree(cwd: Path, exclude: Sequence[Path]) -> tuple[str, str, list[str]] | None:
+    """The top of the git work tree around `cwd` (as git names it, and resolved), and the
+    paths of `exclude` inside it relative to its top; None outside a work tree."""
+    top_out = _git(["rev-parse", "--show-toplevel"], str(cwd))
+    if top_out is None:
+        return None
+    top = os.fsdecode(top_out.rstrip(b"\n"))
+    if not top or not os.path.isdir(top):
+        return None
+    real_top = os.path.realpath(top)
+    skipped = [
+        Path(os.path.relpath(real, real_top)).as_posix()
+        for real in (os.path.realpath(p) for p in exclude)
+        if _is_within(real, real_top)
+    ]
+    return top, real_top, skipped
+
+
+def commit_holding(
+    manifest: dict[str, str],
+    cwd: Path,
+    base_dir: Path,
+    exclude: Sequence[Path] = (),
+    *,
+    limit: int = COMMITS_SEARCHED,
+) -> str | None:
+    """The newest commit of the repository around `cwd` whose tracked files are exactly
+    `manifest` (as `tracked_files` lists them), or None: a version taken from files no commit
+    holds as they were, or older than the `limit` newest commits of every branch.
+
+    One git command per commit looked at, the newest first."""
+    tree = _work_tree(cwd, exclude)
+    if tree is None:
+        return None
+    top, real_top, skipped = tree
+    base = os.path.relpath(os.path.realpath(base_dir), real_top)
+    below = tuple(f"{s}/" for s in skipped)
+    listed = _git(["rev-list", "--all", f"--max-count={limit}"], top)
+    for sha in os.fsdecode(listed or b"").split():
+        out = _git(["ls-tree", "-r", "-z", "--full-tree", sha], top)
+        if out is None:
+            continue
+        held: dict[str, str] = {}
+        for entry in os.fsdecode(out).split("\0"):
+            meta, _, path = entry.partition("\t")
+            if meta and path not in skipped and not path.startswith(below):
+                mode, _kind, blob = meta.split(" ")
+                held[path] = f"{mode} {blob}"
+        if _labelled(held, base) == manifest:
+            return sha
+    return None
 
 
 def _labelled(manifest: dict[str, str], base: str) -> dict[str, str]:

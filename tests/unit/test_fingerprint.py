@@ -20,6 +20,7 @@ from noisefloor.errors import TargetConfigError
 from noisefloor.store.fingerprint import (
     GIT_LABEL,
     code_fingerprint,
+    commit_holding,
     fingerprint_digest,
     tracked_files,
 )
@@ -259,3 +260,32 @@ def test_digest_keeps_the_bytes_of_earlier_versions() -> None:
     fp = {"z.py": "1", "café/ü.py": "2", 'q"\\\n\x7f.py': "3", "\U0001f600.py": "4"}
     data = json.dumps(fp, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert fingerprint_digest(fp) == hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+@needs_git
+def test_the_commit_holding_a_version_is_found_newest_first_and_only_for_its_files(
+    tmp_path: Path,
+) -> None:
+    repo = git_repo(tmp_path / "repo", {"app/target.py": "v1\n", "app/suite.yaml": "a\n"})
+    app, store = repo / "app", repo / "app" / ".noisefloor"
+    excluded = [store, app / "suite.yaml"]
+    first = tracked_files(app, app, excluded)
+    assert first is not None
+    _write(app / "target.py", "v2\n")
+    second = tracked_files(app, app, excluded)
+    assert second is not None
+    # not committed yet: no commit holds the work tree's version
+    assert commit_holding(second, app, app, excluded) is None
+    two = commit_all(repo, "v2")
+    # a commit that changes only what is not the target's (the store, the suite) holds it too:
+    # the newest such commit is the one found
+    _write(store / "baselines" / "s.json", "{}\n")
+    _write(app / "suite.yaml", "b\n")
+    three = commit_all(repo, "the baseline")
+    assert commit_holding(second, app, app, excluded) == three != two
+    one = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert commit_holding(first, app, app, excluded) == one
+    # older than the commits looked through: not found
+    assert commit_holding(first, app, app, excluded, limit=2) is None
+    # labels are relative to the suite's directory, whatever the repository's top
+    assert commit_holding({"app/" + k: v for k, v in first.items()}, app, app, excluded) is None
