@@ -131,6 +131,12 @@ class SequentialRecord(_Record):
     """Per case, why it stopped, in words."""
     advice: dict[str, str] = {}
     """Per case stopped at the cap or by the budget: what would narrow its interval."""
+    controls: dict[str, tuple[int, int, int, int]] = {}
+    """Per case the deep baseline called regressed and a concurrent control was taken for: the
+    first and the end repeat of the candidate, then of the control (the baseline's version, in
+    the baseline's sample directory)."""
+    uncontrolled: dict[str, str] = {}
+    """Per case the deep baseline called regressed without a concurrent control: why none."""
 
 
 class RunRecord(_Record):

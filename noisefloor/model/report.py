@@ -16,6 +16,7 @@ __all__ = [
     "CaseReport",
     "ComparedCase",
     "ComparedScorer",
+    "Control",
     "Evidence",
     "LookSummary",
     "Report",
@@ -129,6 +130,20 @@ class InputChange(Part):
     candidate: str
 
 
+class Control(Part):
+    """The concurrent control of a case its deep baseline called regressed: repeats of the
+    baseline's own version taken in the check's session, interleaved with the candidate's."""
+
+    repeats: int = 0
+    """Repeats of the baseline's version the control took (0: none was taken)."""
+    candidate_repeats: int = 0
+    """Candidate repeats of this check judged against it: every one it took."""
+    verdict: Verdict | None = None
+    """The candidate against the control; the case is regressed only when this is too."""
+    reason: str = ""
+    """The candidate against the control in words, or why no control was taken."""
+
+
 class Sequential(Part):
     """How a sequential check sampled one case, and why it stopped."""
 
@@ -147,6 +162,8 @@ class Sequential(Part):
     `unmeasured` (no candidate repeat reached the target)."""
     why: str = ""
     """Why it stopped, in words: the test that decided, or the futility bound it passed."""
+    control: Control | None = None
+    """For a case the deep baseline called regressed: its concurrent control."""
 
 
 class CaseReport(Part):

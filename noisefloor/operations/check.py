@@ -21,6 +21,7 @@ from noisefloor.model.report import (
     Work,
 )
 from noisefloor.model.verdict import Verdict, case_frame, side
+from noisefloor.operations.concurrent_control import ConcurrentControl
 from noisefloor.operations.cost_budget import check_priced, cost_budget
 from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
 from noisefloor.operations.sequential_check import sequential_check
@@ -231,6 +232,7 @@ def check_suite(
                 design,
                 allow_target_change=allow_target_change,
                 cost=cost,
+                control=ConcurrentControl(store, suite, base, session, design.max_calls),
             )
         report = finished_report(parts, settings, continue_on_scorer_error)
         report.warnings += session.redactor.warnings()

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from noisefloor import __version__
 from noisefloor.errors import UsageError
-from noisefloor.executors.base import Executor, Pending
+from noisefloor.executors.base import ArmPending, Executor, Pending
 from noisefloor.executors.local import LOCAL
 from noisefloor.executors.redaction import Redactor
-from noisefloor.executors.sampling import pending_samples, take_samples
+from noisefloor.executors.sampling import pending_samples, take_interleaved, take_samples
 from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseBand, CaseRecord, RunRecord
 from noisefloor.operations.sample_facts import SampleFacts
@@ -204,6 +204,40 @@ class RunSession:
         self.calls += calls
         self.taken += len(pending)
         return calls
+
+    def take_beside(
+        self, cases: list[CaseRecord], other: BuiltTarget, others: list[CaseRecord]
+    ) -> int:
+        """Take the missing samples of `cases` interleaved with those of `others`, cases of
+        another version of the target (`other`: the baseline's, for a concurrent control), in
+        one take; return the calls made, the other version's included (they are this run's
+        cost)."""
+        mine = self.pending(cases)
+        theirs = pending_samples(self.store, others, self._inputs)
+        arms = [
+            ArmPending(
+                other.target, theirs, Redactor(self.suite.redact, other.secrets), other.source
+            ),
+            ArmPending(self.built.target, mine, self.redactor, self.built.source),
+        ]
+        total = len(mine) + len(theirs)
+        self.last_taken = Counter(item.case.case_id for item in mine)
+        if self.opts.on_start is not None:
+            self.opts.on_start(total)
+        with sample_hooks(
+            self.store,
+            total,
+            self._facts.note,
+            self.usage,
+            on_call=self.opts.on_call,
+            on_sample=self.opts.on_sample,
+        ) as hooks:
+            calls = take_interleaved(
+                self.store, arms, jobs=self.opts.jobs, hooks=hooks, executor=self.opts.executor
+            )
+        self.calls += sum(calls)
+        self.taken += total
+        return sum(calls)
 
     def record(self, cases: list[CaseRecord]) -> RunRecord:
         """The run record of `cases` as it stands (not saved)."""

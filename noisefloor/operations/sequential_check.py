@@ -24,6 +24,8 @@ from noisefloor.model.report import (
     Work,
 )
 from noisefloor.model.summary import suite_summary
+from noisefloor.model.verdict import Verdict
+from noisefloor.operations.concurrent_control import ConcurrentControl, Taken, controlled
 from noisefloor.operations.cost_budget import CostBudget
 from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pipeline.comparison import comparison_parts, run_summary
@@ -140,9 +142,14 @@ def sequential_check(
     *,
     allow_target_change: bool = False,
     cost: CostBudget | None = None,
+    control: ConcurrentControl | None = None,
 ) -> tuple[dict[str, Any], RunRecord]:
     """Sample and judge look by look; return the report's parts and the candidate's run saved,
     which keeps the looks it was judged by (`rejudge` judges it again by them).
+
+    `control`: after the last look, each case the deep baseline called regressed takes its
+    concurrent control, and is regressed only when worse than that too (an A/B, whose baseline
+    arm is sampled beside the candidate already, passes none).
 
     `pool_of()` gives the deep baseline as it stands once a look's samples are written (a check
     of the baseline's own version adds to it, an A/B's baseline arm grows with the candidate).
@@ -215,13 +222,23 @@ def sequential_check(
             last_look[cid] = j
             stop = step(case, futility)
             if stop is not None:
-                taken = windows[cid].repeats - windows[cid].first_repeat
-                stops[cid], why[cid] = stop, _why(stop, case, size, taken, futility)
+                own = windows[cid].repeats - windows[cid].first_repeat
+                stops[cid], why[cid] = stop, _why(stop, case, size, own, futility)
                 running.remove(cid)
         if not running:
             break
     assert pool is not None and not running, "the last look stops every case"
     order = [c.case_id for c in sampler.cases()]
+    control_taken = Taken()
+    if control is not None:
+        flagged = {
+            cid: windows[cid]
+            for cid in order
+            if stops[cid] is Stop.DECIDED and final[cid].verdict is Verdict.REGRESSED
+        }
+        if flagged:
+            control_taken = control.take(flagged, pool)
+            windows.update(control_taken.cases)
     run = sampler.finish([windows[cid] for cid in order])
     pool = pool_of()
     depth = _depth(pool)
@@ -237,10 +254,12 @@ def sequential_check(
         stops={cid: stop.value for cid, stop in stops.items()},
         why=why,
         advice=advice,
+        controls=control_taken.windows,
+        uncontrolled=control_taken.why_not,
     )
     run = run.model_copy(update={"sequential": record})
     store.save_run(run)
-    cases = _settled(record, final, order)
+    cases = controlled(store, pool, run, _settled(record, final, order), settings)
     parts = _parts(parts, store, pool, run, cases, work, settings)
     parts["rule_summary"] = first
     seq = spent(design, depth, cases, looks, sampler.taken, first, settings)
@@ -280,7 +299,8 @@ def rejudge(
                 final[case.case_id] = case
     order = [c.case_id for c in cand.cases]
     pool = _at_look(base, record.looks[-1], baseline=True)
-    parts = _parts(parts, store, pool, cand, _settled(record, final, order), work, settings)
+    cases = controlled(store, base, cand, _settled(record, final, order), settings)
+    parts = _parts(parts, store, pool, cand, cases, work, settings)
     parts["rule_summary"] = first
     return parts
 

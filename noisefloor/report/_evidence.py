@@ -158,14 +158,22 @@ def suite_change(report: Report) -> str | None:
 
 
 def repeats_tag(case: CaseReport) -> str:
-    """`(repeats 100 vs 20, looks 5/10/20; clear)`: what a sequential verdict rests on."""
+    """`(repeats 100 vs 20, looks 5/10/20; clear)`: what a sequential verdict rests on, and the
+    concurrent control of a case the deep baseline called regressed (`; control 20 vs 25`)."""
     seq = case.sequential
     if seq is None:
         return ""
     if seq.stopped == "same":
         return f"(the baseline's own version: {seq.baseline_repeats} repeats)"
     looks = f", looks {'/'.join(map(str, seq.looks))}" if len(seq.looks) > 1 else ""
-    return f"(repeats {seq.baseline_repeats} vs {seq.verdict_repeats}{looks}; {seq.stopped})"
+    control = ""
+    if seq.control is not None and seq.control.repeats:
+        control = f"; control {seq.control.repeats} vs {seq.control.candidate_repeats}"
+    elif seq.control is not None:
+        control = "; no control"
+    return (
+        f"(repeats {seq.baseline_repeats} vs {seq.verdict_repeats}{looks}; {seq.stopped}{control})"
+    )
 
 
 def example_line(example: FailingExample) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "BASELINE_REPEATS",
+    "CONTROL_REPEATS",
     "EXECUTOR",
     "JOBS",
     "LOCK_TIMEOUT_S",
@@ -67,6 +68,10 @@ LOOKS = (10, 20, 40)
 #: After look j (every look but the last), a case whose smallest p of a worsening exceeds
 #: FUTILITY[j] stops: no drop that matters is left plausible enough to pay for more repeats.
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
+#: Repeats of the baseline's own version a concurrent control takes at least (else as many as
+#: the case's candidate took), beside as many more of the candidate's: fewer could not tell a
+#: total break from drift (0/5 against 2/5 is p = 0.22; 0/20 against 10/20, p = 0.0002).
+CONTROL_REPEATS = 20
 #: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
 SPENDING_RHO = 1.0
 #: The store's directory when neither --root nor NOISEFLOOR_ROOT names one.

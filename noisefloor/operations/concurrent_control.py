@@ -1,0 +1,251 @@
+"""The concurrent control: a case the deep baseline calls regressed takes repeats of the baseline's
+own version in the check's session, interleaved with its own, and stays regressed only when it is
+worse than that control too; a baseline whose session sat off the rate is drift, not a regression.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from noisefloor.errors import NoisefloorError
+from noisefloor.model.records import CaseRecord, RunRecord
+from noisefloor.model.report import CaseReport, Control
+from noisefloor.model.verdict import Verdict
+from noisefloor.operations.run import RunSession
+from noisefloor.operations.worktree import built_at, checked_out
+from noisefloor.pipeline.comparison import comparison_parts
+from noisefloor.settings import CONTROL_REPEATS, RuleSettings
+from noisefloor.store.fingerprint import GIT_LABEL, commit_holding
+from noisefloor.store.pool import held_repeats
+from noisefloor.store.store import Store
+from noisefloor.suite.model import Suite
+from noisefloor.targets.source import BuiltTarget, TargetPlace
+
+__all__ = ["ConcurrentControl", "Taken", "confirmed", "control_verdicts", "controlled"]
+
+#: A case's control windows as a run keeps them: candidate start and end, control start and end.
+Windows = tuple[int, int, int, int]
+
+
+@dataclass
+class Taken:
+    """What a control took: each controlled case's windows, the candidate's cases grown by the
+    repeats taken beside the control, and, per flagged case, why no control was taken."""
+
+    windows: dict[str, Windows] = field(default_factory=dict)
+    cases: dict[str, CaseRecord] = field(default_factory=dict)
+    why_not: dict[str, str] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def _baseline_version(
+    store: Store, suite: Suite, base: RunRecord, built: BuiltTarget
+) -> Iterator[BuiltTarget | str]:
+    """The baseline's own version of the suite's target, ready to call, or why there is none:
+    the candidate itself when its version is the baseline's (a `--fresh` check), else, for a
+    command target versioned by git, the commit holding the baseline's tracked files checked out
+    in a temporary worktree under the store root."""
+    if built.record.key == base.target.key:
+        yield built
+        return
+    digest = base.target.fingerprint.get(GIT_LABEL)
+    if digest is None:
+        yield (
+            f"the baseline's {base.target.kind} target ({base.target.key}) cannot be built "
+            "again here: only a command target versioned by git (or the baseline's own version) "
+            "can be run beside the candidate"
+        )
+        return
+    manifest = store.load_manifest(digest)
+    if manifest is None:
+        yield f"the store lacks the manifest of the baseline's tracked files ({digest[:12]})"
+        return
+    place = TargetPlace(suite.path, suite.cases_path, store.root)
+    sha = commit_holding(manifest, suite.base_dir, suite.base_dir, place.not_target())
+    if sha is None:
+        yield (
+            "no commit of the repository holds the baseline's tracked files as they were "
+            "(it was taken from uncommitted changes, or from a commit no longer among the newest)"
+        )
+        return
+    try:
+        with checked_out(suite.base_dir, sha, store.root) as tree:
+            control = built_at(tree, suite, store)
+            if control.record.key != base.target.key:
+                yield (
+                    f"commit {sha[:12]} builds version {control.record.key}, not the "
+                    f"baseline's {base.target.key} (the suite's target settings changed)"
+                )
+            else:
+                yield control
+    except NoisefloorError as exc:
+        yield f"the baseline's commit {sha[:12]} could not be checked out: {exc.message}"
+
+
+class ConcurrentControl:
+    """The repeats of the baseline's own version a check takes for the cases its deep baseline
+    calls regressed: as many as the case's candidate took (at least `CONTROL_REPEATS`), with as
+    many more of the candidate's, interleaved in the check's own session."""
+
+    def __init__(
+        self,
+        store: Store,
+        suite: Suite,
+        base: RunRecord,
+        session: RunSession,
+        max_calls: int | None,
+    ) -> None:
+        self.store, self.suite, self.base, self.session = store, suite, base, session
+        self.max_calls = max_calls
+
+    def take(self, flagged: Mapping[str, CaseRecord], pool: RunRecord) -> Taken:
+        """Take the controls of the candidate's `flagged` cases (each at the repeats it took)
+        against the deep baseline `pool`; a case without one keeps its deep verdict and says why."""
+        taken = Taken()
+        held = {c.case_id: c for c in pool.cases}
+        wanted: dict[str, tuple[CaseRecord, CaseRecord]] = {}
+        for cid, case in flagged.items():
+            base_case = held.get(cid)
+            if base_case is None or base_case.case_key != case.case_key:
+                taken.why_not[cid] = (
+                    "its input changed since the baseline: the baseline's input is not run again"
+                )
+                continue
+            repeats = max(CONTROL_REPEATS, case.repeats - case.start)
+            end = held_repeats(self.store, base_case)
+            control = base_case.model_copy(
+                update={"first_repeat": end, "start": end, "repeats": end + repeats}
+            )
+            grown = case.model_copy(update={"repeats": case.repeats + repeats})
+            wanted[cid] = (control, grown)
+        if not wanted:
+            return taken
+        need = sum(2 * (c.repeats - c.start) for c, _ in wanted.values())
+        if self.max_calls is not None and self.session.taken + need > self.max_calls:
+            for cid in wanted:
+                taken.why_not[cid] = (
+                    f"--max-calls {self.max_calls} leaves no room for its {need} calls"
+                )
+            return taken
+        with _baseline_version(self.store, self.suite, self.base, self.session.built) as version:
+            if isinstance(version, str):
+                taken.why_not.update((cid, version) for cid in wanted)
+                return taken
+            self.session.take_beside(
+                [grown for _, grown in wanted.values()],
+                version,
+                [control for control, _ in wanted.values()],
+            )
+        for cid, (control, grown) in wanted.items():
+            taken.cases[cid] = grown
+            taken.windows[cid] = (grown.start, grown.repeats, control.start, control.repeats)
+        return taken
+
+
+def control_verdicts(
+    store: Store,
+    base: RunRecord,
+    cand: RunRecord,
+    windows: Mapping[str, Windows],
+    settings: RuleSettings,
+) -> dict[str, CaseReport]:
+    """Each controlled case judged against its control: the candidate's repeats of this check
+    against the baseline version's taken beside them, the controlled cases one family."""
+    if not windows:
+        return {}
+
+    def at(run: RunRecord, first: int) -> RunRecord:
+        cases = [
+            c.model_copy(
+                update={
+                    "start": windows[c.case_id][first],
+                    "repeats": windows[c.case_id][first + 1],
+                }
+            )
+            for c in run.cases
+            if c.case_id in windows
+        ]
+        return run.model_copy(update={"cases": cases})
+
+    parts = comparison_parts(store, at(base, 2), at(cand, 0), settings, allow_target_change=True)
+    return {case.case_id: case for case in parts["cases"]}
+
+
+def confirmed(
+    screened: CaseReport, against: CaseReport | None, windows: Windows | None, why_not: str
+) -> CaseReport:
+    """A case the deep baseline called regressed, once its control is judged: still regressed
+    when it is worse than the control too, else the verdict against the control, the deep
+    baseline's evidence named as drift; without a control, the deep verdict and why."""
+    if against is None or windows is None:
+        return _with(screened, Control(reason=f"no concurrent control: {why_not}"))
+    c_start, c_end, b_start, b_end = windows
+    control = Control(
+        repeats=b_end - b_start,
+        candidate_repeats=c_end - c_start,
+        verdict=against.verdict,
+        reason=_against(against),
+    )
+    if against.verdict is Verdict.REGRESSED:
+        return _with(screened, control)
+    drift = (
+        f"worse than the deep baseline ({screened.reason}), but not than the baseline's own "
+        f"version taken beside it in this check ({control.reason}): the baseline's session sat "
+        "off the rate this one sees (drift), not a regression"
+    )
+    return _with(against.model_copy(update={"reason": drift}), control, screened)
+
+
+def _against(case: CaseReport) -> str:
+    """The candidate against its control in words: the rule's reason, then each pass rate's
+    counts on both sides where the reason does not give them."""
+    counts = [
+        f"{s.key}: {s.baseline.k}/{s.baseline.n} -> {s.candidate.k}/{s.candidate.n}"
+        + (f" (p={s.evidence.p_regress:.3g})" if s.evidence.p_regress is not None else "")
+        for s in case.scorers
+        if s.baseline.k is not None and s.candidate.k is not None
+    ]
+    if not counts or all(c.split(" (p=")[0] in case.reason for c in counts):
+        return case.reason
+    return f"{case.reason}; {'; '.join(counts)}"
+
+
+def _with(case: CaseReport, control: Control, screened: CaseReport | None = None) -> CaseReport:
+    """`case` with the control in its sequential evidence (the screened case's, when `case` is
+    the judgement against the control): the candidate's repeats then count those taken beside
+    the control, and a verdict against the control rests on all of them."""
+    sequential = (screened or case).sequential
+    if sequential is None:
+        return case
+    update: dict[str, object] = {"control": control}
+    if control.candidate_repeats:
+        update["candidate_repeats"] = control.candidate_repeats
+        if screened is not None:
+            update["verdict_repeats"] = control.candidate_repeats
+    return case.model_copy(update={"sequential": sequential.model_copy(update=update)})
+
+
+def controlled(
+    store: Store, base: RunRecord, run: RunRecord, cases: list[CaseReport], settings: RuleSettings
+) -> list[CaseReport]:
+    """The settled cases, each one the deep baseline called regressed judged against its
+    concurrent control as well (the run's record says which were, and why the others were not)."""
+    record = run.sequential
+    assert record is not None
+    flagged = record.controls.keys() | record.uncontrolled.keys()
+    if not flagged:
+        return cases
+    against = control_verdicts(store, base, run, record.controls, settings)
+    return [
+        confirmed(
+            c,
+            against.get(c.case_id),
+            record.controls.get(c.case_id),
+            record.uncontrolled.get(c.case_id, ""),
+        )
+        if c.case_id in flagged
+        else c
+        for c in cases
+    ]

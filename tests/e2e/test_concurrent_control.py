@@ -1,0 +1,140 @@
+"""A check while the world around the target drifted: a case the deep baseline calls regressed
+takes repeats of the baseline's own version (its commit checked out beside the candidate) in the
+same session, and is regressed only when it is worse than that control too."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.builders import FAKE, answer_case, commit_all, isolate_git, worktrees, write_suite
+
+#: The world the target answers in, outside its code: every second repeat answers off-topic.
+DRIFTED = {"NOISEFLOOR_FAKE_FLAKE_EVERY": "2"}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_git(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, cli: Any) -> Path:
+    """A repository holding the fake target and its suite (versioned by its git tree), with a
+    30-repeat baseline adopted while every answer was right, committed."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    shutil.copy(FAKE, work / "fake_target.py")
+    (work / "README.md").write_text("# a question answerer\n")
+    suite = {
+        "name": "drift",
+        "target": {
+            "command": [sys.executable, "fake_target.py", "{{input}}", "--repeat", "{{repeat}}"],
+            "output": "json",
+            "timeout_s": 20,
+        },
+        "defaults": {"repeats": 5, "baseline_repeats": 30},
+        "cases": [answer_case("capital")],
+    }
+    write_suite(work, suite)
+    commit_all(work, "a question answerer")
+    adopted = _check(cli, work)
+    assert adopted.code == 0 and adopted.json()["adopted"], adopted.err
+    commit_all(work, "the baseline")
+    return work
+
+
+def _check(cli: Any, repo: Path, *args: str) -> Any:
+    return cli(
+        "--root", repo / ".noisefloor", "check", repo / "suite.yaml", "--jobs", "4",
+        "--format", "json", *args,
+    )  # fmt: skip
+
+
+def _neutral_commit(repo: Path) -> None:
+    """A commit that changes the target's version and nothing it does."""
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text() + "\nIt answers one question.\n")
+    commit_all(repo, "docs")
+
+
+def _case(report: dict[str, Any]) -> dict[str, Any]:
+    (case,) = report["cases"]
+    return case
+
+
+def test_drift_after_the_adoption_is_not_a_regression(
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _neutral_commit(repo)
+    monkeypatch.setenv(*next(iter(DRIFTED.items())))
+    result = _check(cli, repo)
+    report = result.json()
+    case = _case(report)
+    assert result.code == 0, case["reason"]
+    assert case["verdict"] in ("unchanged", "inconclusive")
+    control = case["sequential"]["control"]
+    # 20 repeats of the baseline's commit, beside 20 more of the candidate's: half right on both
+    assert (control["repeats"], control["candidate_repeats"]) == (20, 25)
+    assert control["verdict"] != "regressed"
+    assert "(drift), not a regression" in case["reason"]
+    assert "30/30" in case["reason"]  # the deep baseline's evidence stays in view
+    assert report["calls"] == 5 + 20 + 20
+    # the control's checkout is gone, and nothing of it is left for git
+    assert worktrees(repo) == [str(repo.resolve())]
+    assert [p.name for p in (repo / ".noisefloor" / "worktrees").iterdir()] == [".claims"]
+    # the control's repeats joined the baseline's own sample directory, r30 up
+    run = orjson.loads(
+        (repo / ".noisefloor" / "runs" / "drift" / f"{report['candidate']}.json").read_bytes()
+    )
+    assert run["sequential"]["controls"] == {"capital": [0, 25, 30, 50]}
+    # diff judges the stored run again the same way, its control included
+    again = cli("--root", repo / ".noisefloor", "diff", "--format", "json")
+    assert again.code == 0, again.out
+    assert _case(again.json())["verdict"] == case["verdict"]
+    assert _case(again.json())["sequential"]["control"] == control
+
+
+def test_a_real_break_under_the_same_drift_is_still_regressed(
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = repo / "fake_target.py"
+    program.write_text(
+        program.read_text().replace(
+            'default=_env("answer", "Paris")', 'default=_env("answer", "Lyon")'
+        )
+    )
+    commit_all(repo, "a break")
+    monkeypatch.setenv(*next(iter(DRIFTED.items())))
+    result = _check(cli, repo)
+    case = _case(result.json())
+    assert result.code == 1, case["reason"]
+    assert case["verdict"] == "regressed"
+    control = case["sequential"]["control"]
+    assert control["verdict"] == "regressed"
+    assert control["repeats"] == 20
+    assert "10/20 -> 0/25" in control["reason"]
+
+
+def test_without_a_runnable_baseline_version_the_deep_verdict_stands_and_says_why(
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the baseline's commit is gone from every branch: rewritten history
+    _neutral_commit(repo)
+    suite = repo / "suite.yaml"
+    text = suite.read_text()
+    suite.write_text(text.replace("timeout_s: 20", "timeout_s: 21"))
+    commit_all(repo, "a longer timeout")
+    monkeypatch.setenv(*next(iter(DRIFTED.items())))
+    result = _check(cli, repo)
+    case = _case(result.json())
+    assert result.code == 1
+    assert case["verdict"] == "regressed"
+    reason = case["sequential"]["control"]["reason"]
+    assert reason.startswith("no concurrent control: commit ")
+    assert "the suite's target settings changed" in reason
