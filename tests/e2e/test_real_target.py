@@ -111,6 +111,9 @@ def test_breaking_one_always_passing_case_is_regressed_with_its_evidence(cli, su
     # share it; else a later look decides it, on every repeat taken (0/20: p=1/53130 at most)
     k, n = scorer["candidate"]["k"], scorer["candidate"]["n"]
     assert (k, n) in {(0, 5), (0, 10), (0, 20)}
+    # its version is its files' hashes (`fingerprint:`): the old code cannot be run beside it
+    control = case["sequential"].pop("control")
+    assert control["reason"].startswith("no concurrent control: the baseline's command target")
     assert case["sequential"] == {
         "baseline_repeats": 5,
         "candidate_repeats": n,
