@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +89,9 @@ def _take_blocking(
             with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="noisefloor-call") as pool:
                 futures = [pool.submit(one, index, item) for index, item in order]
                 try:
-                    for future in futures:
+                    # the first call to fail stops the take, whichever call started first
+                    done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+                    for future in done:
                         future.result()
                 except BaseException:
                     # calls in flight are killed and their samples dropped; queued ones never start
