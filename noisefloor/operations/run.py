@@ -17,6 +17,7 @@ from noisefloor.executors.base import Executor, Pending
 from noisefloor.executors.local import LOCAL
 from noisefloor.executors.redaction import Redactor
 from noisefloor.executors.sampling import pending_samples, take_samples
+from noisefloor.executors.schedule import new_schedule_seed
 from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseBand, CaseRecord, RunRecord
 from noisefloor.operations.sample_facts import SampleFacts
@@ -152,6 +153,8 @@ class RunSession:
         self.usage = UsageTally()
         self.last_taken: Counter[str] = Counter()
         """Samples the last `take` took, by case id."""
+        self.schedule_seed = new_schedule_seed()
+        """The order of every take's calls (`schedule.call_order`), kept in the run record."""
 
     def cases(self, repeats: int | None = None) -> list[CaseRecord]:
         """Every case's record at `repeats` (default: the options', else the suite's), after
@@ -195,6 +198,7 @@ class RunSession:
                 self.store,
                 self.built.target,
                 pending,
+                seed=self.schedule_seed,
                 jobs=self.opts.jobs,
                 redactor=self.redactor,
                 hooks=hooks,
@@ -223,6 +227,7 @@ class RunSession:
             calls=self.calls,
             pooled_runs=self.pooled,
             served_models=served,
+            schedule_seed=self.schedule_seed,
             cases=cases,
         )
 

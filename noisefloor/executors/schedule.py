@@ -1,0 +1,41 @@
+"""The order a take's calls go out in: blocks by repeat, each a random permutation of its
+(case, arm) calls, drawn from a seed the run records so the order can be taken again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+
+from noisefloor.executors.base import ArmPending, Pending
+
+__all__ = ["call_order", "new_schedule_seed"]
+
+#: Bits of a new schedule seed: short enough to read in a run record, too many to repeat by chance.
+SEED_BITS = 32
+
+
+def new_schedule_seed() -> int:
+    """A fresh seed for one run's call order."""
+    return secrets.randbits(SEED_BITS)
+
+
+def call_order(arms: Sequence[ArmPending], seed: int) -> list[tuple[int, Pending]]:
+    """Every pending call with its arm's index, in a randomized block design: repeat by repeat,
+    and within a repeat the (case, arm) calls in a random order drawn from `seed`.
+
+    A target's state (a prompt cache, a batch, its load) then favours no case and no arm: the
+    baseline arm goes first in about half of a case's repeats, not all of them. Each call's place
+    follows from the seed, its repeat, case and arm alone, so a take that resumes, or another
+    executor, sends the calls still missing in the same order.
+    """
+    calls = [(index, item) for index, arm in enumerate(arms) for item in arm.pending]
+    return sorted(calls, key=lambda pair: _place(seed, pair[0], pair[1]))
+
+
+def _place(seed: int, arm: int, item: Pending) -> tuple[int, bytes, str, int]:
+    """Where one call sorts: its repeat's block, then its draw (the case and arm break a tie)."""
+    case_id = item.case.case_id
+    draw = hashlib.blake2b(f"{seed}:{item.repeat}:{arm}:{case_id}".encode(), digest_size=8)
+    return item.repeat, draw.digest(), case_id, arm
