@@ -10,15 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from noisefloor.executors.base import ArmPending, Pending
-from noisefloor.executors.schedule import call_order
-from noisefloor.model.records import CaseRecord, RunRecord
+from noisefloor.model.records import RunRecord
 from noisefloor.store.store import Store
-from noisefloor.targets.function import FunctionTarget
-from tests.builders import answer_case, commit_all, fake_suite, isolate_git
+from tests.builders import Call, answer_case, commit_all, drawn_order, fake_suite, isolate_git
 
-#: A logged call: (arm, case id, repeat), arm 0 the baseline's and 1 the candidate's.
-Call = tuple[int, str, int]
 #: The fake target's log line, and the candidate arm's: its code marks the calls it answers.
 LOG_LINE = 'f"{os.getpid()} {args.repeat} {question}\\n"'
 MARKED = 'f"{os.getpid()} {args.repeat} {question} candidate\\n"'
@@ -45,31 +40,13 @@ def _edit(project: Path, old: str, new: str) -> None:
 
 
 def _logged(log: Path) -> list[Call]:
-    """The calls in the order the target answered them (one job: the order they went out)."""
+    """The calls in the order the target answered them (one job: the order they went out), arm 0
+    the baseline's and 1 the candidate's."""
     calls = []
     for line in log.read_text(encoding="utf-8").splitlines():
         _, repeat, _, case_id, *mark = line.split(" ")
         calls.append((1 if mark == ["candidate"] else 0, case_id, int(repeat)))
     return calls
-
-
-def _drawn(calls: list[Call], seed: int) -> list[Call]:
-    """`calls` in the order `seed` draws for them (`call_order`)."""
-    arms = []
-    for arm in range(max(index for index, _, _ in calls) + 1):
-        pending = [
-            Pending(_case(case_id), repeat, f"{arm}/{case_id}/r{repeat}.json", case_id)
-            for index, case_id, repeat in calls
-            if index == arm
-        ]
-        arms.append(ArmPending(FunctionTarget(lambda q, c, r: q, key=f"{arm:016d}"), pending))
-    return [(index, p.case.case_id, p.repeat) for index, p in call_order(arms, seed)]
-
-
-def _case(case_id: str) -> CaseRecord:
-    return CaseRecord(
-        case_id=case_id, case_key="0" * 16, input=case_id, repeats=1, sample_dir=case_id, scorers=[]
-    )
 
 
 def _runs(root: Path) -> list[dict[str, Any]]:
@@ -91,7 +68,7 @@ def test_ab_sends_both_arms_and_every_case_in_the_order_its_recorded_seed_draws(
 
     calls = _logged(log)
     assert sorted(calls) == sorted(itertools.product((0, 1), ("c0", "c1", "c2", "c3"), range(6)))
-    assert calls == _drawn(calls, SEED)
+    assert calls == drawn_order(calls, SEED)
     # repeat by repeat, and within a repeat neither arm nor any case always first
     assert [repeat for _, _, repeat in calls] == sorted(repeat for _, _, repeat in calls)
     first: dict[tuple[str, int], int] = {}
@@ -116,7 +93,7 @@ def test_a_checks_adoption_and_each_of_its_looks_go_out_in_their_runs_order(
     (adoption,) = _runs(root)
     calls = _logged(log)
     assert len(calls) == 3 * 5
-    assert calls == _drawn(calls, adoption["schedule_seed"])
+    assert calls == drawn_order(calls, adoption["schedule_seed"])
 
     log.unlink()
     # every third repeat answers off-topic: in doubt at the first look, so looked at again
@@ -127,7 +104,7 @@ def test_a_checks_adoption_and_each_of_its_looks_go_out_in_their_runs_order(
     assert check["sequential"] is not None and len(check["sequential"]["looks"]) > 1
     calls = _logged(log)
     assert len(calls) > 3 * 5
-    assert calls == _drawn(calls, check["schedule_seed"])
+    assert calls == drawn_order(calls, check["schedule_seed"])
     assert check["schedule_seed"] != adoption["schedule_seed"]
 
 
