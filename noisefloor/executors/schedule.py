@@ -27,8 +27,9 @@ def call_order(arms: Sequence[ArmPending], seed: int) -> list[tuple[int, Pending
 
     A target's state (a prompt cache, a batch, its load) then favours no case and no arm: the
     baseline arm goes first in about half of a case's repeats, not all of them. Each call's place
-    follows from the seed, its repeat, case and arm alone, so a take that resumes, or another
-    executor, sends the calls still missing in the same order.
+    follows from the seed, its repeat, case and arm alone: a run's later takes (a sequential
+    check's next look, repeats taken again after an outage) keep the order of the one draw, and
+    every executor sends the calls in the same order.
     """
     calls = [(index, item) for index, arm in enumerate(arms) for item in arm.pending]
     return sorted(calls, key=lambda pair: _place(seed, pair[0], pair[1]))
