@@ -12,7 +12,7 @@ from noisefloor.executors.base import ArmPending, Pending
 
 __all__ = ["call_order", "new_schedule_seed"]
 
-#: Bits of a new schedule seed: short enough to read in a run record, too many to repeat by chance.
+#: Bits of a new schedule seed: short enough to read in a run record, enough that runs rarely share one.
 SEED_BITS = 32
 
 
