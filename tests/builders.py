@@ -1,5 +1,6 @@
 """What the tests build their inputs with: suite files (of the fake target, of an endpoint, of any
-document), cases, a scorer's and a case's band, and real git repositories."""
+document), cases, a scorer's and a case's band, real git repositories, and the order a seed
+draws for a set of calls."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import orjson
 import pytest
 import yaml
 
-from noisefloor.model.records import CaseBand, ScorerBand
+from noisefloor.executors.base import ArmPending, Pending
+from noisefloor.executors.schedule import call_order
+from noisefloor.model.records import CaseBand, CaseRecord, ScorerBand
+from noisefloor.targets.function import FunctionTarget
 
 #: The fake program under test, which a test's project copies so that its code can be edited.
 FAKE = Path(__file__).resolve().parents[1] / "bench" / "fake_target.py"
@@ -261,3 +265,32 @@ def sample_files(root: Path) -> dict[str, dict[str, Any]]:
         data = orjson.loads(path.read_bytes())
         out[path.relative_to(root).as_posix()] = {k: v for k, v in data.items() if k not in TIMING}
     return out
+
+
+# -- call orders -----------------------------------------------------------------------------
+
+#: A target call as the order tests compare them: (arm index, case id, repeat).
+Call = tuple[int, str, int]
+
+
+def drawn_order(calls: list[Call], seed: int) -> list[Call]:
+    """`calls` in the order `seed` draws for them (`executors.schedule.call_order`)."""
+    arms = []
+    for arm in range(max(index for index, _, _ in calls) + 1):
+        pending = [
+            Pending(_order_case(case_id), repeat, f"{arm}/{case_id}/r{repeat}.json", case_id)
+            for index, case_id, repeat in calls
+            if index == arm
+        ]
+        arms.append(ArmPending(FunctionTarget(_echo, key=f"{arm:016d}"), pending))
+    return [(index, p.case.case_id, p.repeat) for index, p in call_order(arms, seed)]
+
+
+def _order_case(case_id: str) -> CaseRecord:
+    return CaseRecord(
+        case_id=case_id, case_key="0" * 16, input=case_id, repeats=1, sample_dir=case_id, scorers=[]
+    )
+
+
+def _echo(question: str, case_id: str, repeat: int) -> str:
+    return question

@@ -56,7 +56,7 @@ COMMANDS: dict[str, Command] = {
     "ab": Command(
         "sample a git ref and the working tree interleaved, then judge as check does",
         "Check REF out in a temporary git worktree and sample its target and the working tree's\n"
-        "interleaved (REF, working tree, REF, ...), so drift hits both alike; then judge as check.",
+        "interleaved, each repeat in a random order, so drift hits both alike; then judge as check.",
         "sampling.ab_parser",
         "sampling.cmd_ab",
     ),

@@ -1,10 +1,10 @@
 """What every executor shares: the pending samples of one or more interleaved arms, the hooks a
-take tells as it goes, and the `Executor` protocol that takes them.
+take tells as it goes, and the `Executor` protocol that takes them (in `schedule.call_order`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,7 +17,7 @@ from noisefloor.targets.base import RawSample, Target
 if TYPE_CHECKING:
     from noisefloor.targets.source import TargetSource
 
-__all__ = ["ArmPending", "Executor", "OnWritten", "Pending", "SampleHooks", "call_order"]
+__all__ = ["ArmPending", "Executor", "OnWritten", "Pending", "SampleHooks"]
 
 
 @dataclass(frozen=True)
@@ -100,27 +100,24 @@ class ArmPending:
     """Applied to each of this arm's samples before it is written."""
     source: TargetSource | None = None
     """What a cluster's workers build the target from (a cluster executor needs it)."""
-
-
-def call_order(arms: Sequence[ArmPending]) -> list[tuple[int, Pending]]:
-    """Every pending call with its arm's index, by repeat, then case, then arm: drift over the
-    run hits every arm alike."""
-    return sorted(
-        ((index, item) for index, arm in enumerate(arms) for item in arm.pending),
-        key=lambda pair: (pair[1].repeat, pair[1].case.case_id, pair[0]),
-    )
+    first_block: Mapping[str, int] = field(default_factory=dict)
+    """Per case id, the repeat its calls' first block of the schedule opens at (else 0): arms
+    whose cases take repeats from different places (a control beside its candidate) then meet
+    call for call, not repeat number for repeat number."""
 
 
 class Executor(Protocol):
     """Makes a run's target calls: takes the pending samples of one or more arms, interleaved
-    in `call_order`, writing each through one `SampleWriter` as it arrives and telling `hooks`.
+    in `schedule.call_order(arms, seed)`, writing each through one `SampleWriter` as it arrives
+    and telling `hooks`.
     """
 
     def take(
-        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int
+        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int, seed: int
     ) -> list[int]:
-        """Take every arm's pending samples, at most `jobs` calls at once where the executor
-        decides how many run (a cluster runs as many as its workers have threads).
+        """Take every arm's pending samples, starting them in the order `seed` draws, at most
+        `jobs` calls at once where the executor decides how many run (a cluster runs as many as
+        its workers have threads).
 
         Returns:
             The calls made per arm, in the order of `arms`.

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from noisefloor.errors import ExecutorError, TargetConfigError, UsageError
-from noisefloor.executors.base import ArmPending, Pending, SampleHooks, call_order
+from noisefloor.executors.base import ArmPending, Pending, SampleHooks
 from noisefloor.executors.dask_worker import sample_on_worker
+from noisefloor.executors.schedule import call_order
 from noisefloor.executors.writer import SampleWriter
 from noisefloor.store.store import Store
 from noisefloor.targets.base import RawSample
@@ -80,11 +81,12 @@ class DaskExecutor:
     address: str
 
     def take(
-        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int
+        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int, seed: int
     ) -> list[int]:
-        """Submit every arm's pending samples to the cluster, by repeat, then case, then arm;
-        write each as it arrives. Returns the calls made per arm. The workers make as many
-        calls at once as they have threads, whatever `jobs` says.
+        """Submit every arm's pending samples to the cluster, in the order `seed` draws
+        (`call_order`, as Dask's priorities); write each as it arrives. Returns the calls made
+        per arm. The workers make as many calls at once as they have threads, whatever `jobs`
+        says.
 
         A worker that dies mid-sample has its tasks rerun by Dask; a sample that arrives twice
         is written once; an interruption cancels the tasks not yet done.
@@ -107,7 +109,7 @@ class DaskExecutor:
         client = _client(executor)
         run = uuid.uuid4().hex
         concurrency = max(1, sum(client.nthreads().values()))
-        order = call_order(arms)
+        order = call_order(arms, seed)
         submitted: dict[str, tuple[int, Pending]] = {}
         futures: dict[str, Any] = {}
         calls = [0] * len(arms)

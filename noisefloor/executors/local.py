@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from noisefloor.executors.base import ArmPending, Pending, SampleHooks, call_order
+from noisefloor.executors.base import ArmPending, Pending, SampleHooks
+from noisefloor.executors.schedule import call_order
 from noisefloor.executors.writer import SampleWriter
 from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget, CaseInput
@@ -28,16 +29,17 @@ class LocalExecutor:
     `jobs` asyncio workers taking the calls in order."""
 
     def take(
-        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int
+        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int, seed: int
     ) -> list[int]:
+        order = call_order(arms, seed)
         blocking = [arm.target for arm in arms if isinstance(arm.target, BlockingTarget)]
         if len(blocking) == len(arms):
-            return _take_blocking(store, arms, blocking, jobs, hooks)
+            return _take_blocking(store, arms, order, blocking, jobs, hooks)
         import asyncio  # a command suite's run never starts an event loop
 
         started: list[asyncio.Task[Any]] = []
         try:
-            return asyncio.run(_take(store, arms, jobs, hooks, started))
+            return asyncio.run(_take(store, arms, order, jobs, hooks, started))
         except BaseException:
             # An interruption (Ctrl-C, SIGTERM) raised inside a task is stored on that task as
             # well as raised here; mark it seen, or the collector later logs "Task exception was
@@ -55,12 +57,13 @@ LOCAL = LocalExecutor()
 def _take_blocking(
     store: Store,
     arms: Sequence[ArmPending],
+    order: list[tuple[int, Pending]],
     targets: Sequence[BlockingTarget],
     jobs: int,
     hooks: SampleHooks,
 ) -> list[int]:
-    """`_take` for targets that block: each call in a thread of its own (at one job, this one),
-    without an event loop's hand-offs between a call and its sample."""
+    """`_take` for targets that block: each call of `order` in a thread of its own (at one job,
+    this one), without an event loop's hand-offs between a call and its sample."""
     calls = [0] * len(arms)
     writer = SampleWriter(store, hooks)
     lock = threading.Lock()
@@ -80,7 +83,6 @@ def _take_blocking(
             writer.add(arms[index], item, sample)
             hooks.sampled(item, sample)
 
-    order = call_order(arms)
     try:
         if jobs == 1:
             for index, item in order:
@@ -89,7 +91,9 @@ def _take_blocking(
             with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="noisefloor-call") as pool:
                 futures = [pool.submit(one, index, item) for index, item in order]
                 try:
-                    for future in futures:
+                    # the first call to fail stops the take, whichever call started first
+                    done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+                    for future in done:
                         future.result()
                 except BaseException:
                     # calls in flight are killed and their samples dropped; queued ones never start
@@ -108,6 +112,7 @@ def _take_blocking(
 async def _take(
     store: Store,
     arms: Sequence[ArmPending],
+    order: list[tuple[int, Pending]],
     jobs: int,
     hooks: SampleHooks,
     started: list[asyncio.Task[Any]],
@@ -123,10 +128,10 @@ async def _take(
     writer = SampleWriter(store, hooks)
     # `jobs` workers take the calls from one iterator, so they start in this order; a task per
     # call held a coroutine for every missing repeat from the start (about 1 KB each)
-    order = iter(call_order(arms))
+    calls_left = iter(order)
 
     async def worker() -> None:
-        for index, item in order:
+        for index, item in calls_left:
             arm = arms[index]
             hooks.called(item)
             sample = await arm.target.sample(

@@ -26,7 +26,8 @@ __all__ = ["pending_samples", "take_interleaved", "take_samples"]
 def pending_samples(
     store: Store, cases: Sequence[CaseRecord], inputs: Mapping[str, str] | None = None
 ) -> list[Pending]:
-    """Every missing sample file: the only target calls a run needs to make.
+    """Every missing sample file: the only target calls a run needs to make (their order is
+    `schedule.call_order`'s).
 
     `inputs` maps case id to the input to send, when the records hold a redacted copy.
     """
@@ -36,9 +37,6 @@ def pending_samples(
         for repeat, file in enumerate(store.sample_files(case), case.start):
             if not has_sample(file):
                 out.append(Pending(case, repeat, file, inputs.get(case.case_id, case.input)))
-    # Interleave cases (repeat 0 of every case first) so that an interrupted run has
-    # evidence on every case, and so that bursts against one input are spread out.
-    out.sort(key=lambda p: (p.repeat, p.case.case_id))
     return out
 
 
@@ -46,6 +44,7 @@ def take_interleaved(
     store: Store,
     arms: Sequence[ArmPending],
     *,
+    seed: int,
     jobs: int = 1,
     hooks: SampleHooks | None = None,
     executor: Executor = LOCAL,
@@ -53,16 +52,16 @@ def take_interleaved(
     """Have `executor` call each arm's target for its pending repeats, interleaved, at most
     `jobs` at once, telling `hooks` of each call and sample.
 
-    Calls start by repeat, then case, then arm (arm 0 first): repeat 0 of case 0 on every arm,
-    then repeat 0 of case 1, and so on. At one job at a time the arms strictly alternate when
-    they miss the same repeats.
+    Calls start repeat by repeat (repeat 0 of every case on every arm first, so an interrupted
+    run has evidence on every case), and within a repeat in the random order `seed` draws
+    (`schedule.call_order`): no case and no arm always goes first.
 
     Returns:
         The calls made per arm, in the order of `arms`.
     """
     if not any(arm.pending for arm in arms):
         return [0] * len(arms)
-    return executor.take(store, arms, hooks or SampleHooks(), max(1, jobs))
+    return executor.take(store, arms, hooks or SampleHooks(), max(1, jobs), seed)
 
 
 def take_samples(
@@ -70,14 +69,16 @@ def take_samples(
     target: Target,
     pending: Sequence[Pending],
     *,
+    seed: int,
     jobs: int = 1,
     redactor: Redactor | None = None,
     hooks: SampleHooks | None = None,
     executor: Executor = LOCAL,
     source: TargetSource | None = None,
 ) -> int:
-    """Call the target for every pending repeat, at most `jobs` at once; return the calls made:
-    `take_interleaved` with one arm (`redactor` and `source` are as `ArmPending`'s)."""
+    """Call the target for every pending repeat, at most `jobs` at once, in the order `seed`
+    draws; return the calls made: `take_interleaved` with one arm (`redactor` and `source` are
+    as `ArmPending`'s)."""
     arm = ArmPending(target, pending, redactor or Redactor(), source)
-    (calls,) = take_interleaved(store, [arm], jobs=jobs, hooks=hooks, executor=executor)
+    (calls,) = take_interleaved(store, [arm], seed=seed, jobs=jobs, hooks=hooks, executor=executor)
     return calls

@@ -164,6 +164,9 @@ class RunRecord(_Record):
     """Set when `noisefloor import` read this run from a store of the public noisefloor tool."""
     sequential: SequentialRecord | None = None
     """Set when a sequential check took this run: the looks it was judged by."""
+    schedule_seed: int | None = None
+    """The seed of the order its target calls went out in (`executors.schedule.call_order`);
+    None for a run taken before the order was drawn, or read from another tool's store."""
     cases: list[CaseRecord]
 
 

@@ -1,5 +1,6 @@
 """A/B against a git ref: the suite's target as REF has it (in a temporary worktree) and as the
-working tree has it, sampled interleaved so that drift hits both arms alike, then judged.
+working tree has it, sampled interleaved in a random order so that drift and the target's state
+hit both arms alike, then judged.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from noisefloor.executors.base import ArmPending, Executor, OnWritten, Pending
 from noisefloor.executors.local import LOCAL
 from noisefloor.executors.redaction import Redactor
 from noisefloor.executors.sampling import pending_samples, take_interleaved
+from noisefloor.executors.schedule import new_schedule_seed
 from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.model.report import Report, TargetChange
@@ -101,6 +103,7 @@ def sample_arms(
     upto: Mapping[str, int],
     jobs: int,
     *,
+    seed: int,
     on_sample: Callable[[Pending, RawSample], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_call: Callable[[Pending], None] | None = None,
@@ -108,8 +111,9 @@ def sample_arms(
 ) -> int:
     """Bring each arm's cases to `upto[case_id]` repeats, taking only the samples they miss.
 
-    The calls interleave (by repeat, then case, then arm, in the order of `arms`), at most `jobs`
-    at once; each sample is written and indexed as it arrives. Can be called again with more
+    The calls interleave (repeat by repeat, each repeat's cases and arms in the random order
+    `seed` draws: `schedule.call_order`), at most `jobs` at once; each sample is written and
+    indexed as it arrives. Can be called again with more
     repeats for some cases: the samples already taken are kept. Hold the suite's store lock.
 
     Returns:
@@ -127,7 +131,9 @@ def sample_arms(
     if on_start is not None:
         on_start(total)
     with sample_hooks(store, total, *_notes(arms), on_call=on_call, on_sample=on_sample) as hooks:
-        calls = take_interleaved(store, wanted, jobs=jobs, hooks=hooks, executor=executor)
+        calls = take_interleaved(
+            store, wanted, seed=seed, jobs=jobs, hooks=hooks, executor=executor
+        )
     for arm, made in zip(arms, calls, strict=True):
         arm.calls += made
     return sum(calls)
@@ -141,12 +147,12 @@ def _notes(arms: Sequence[Arm]) -> list[OnWritten]:
 
 
 def _save_run(
-    store: Store, suite: Suite, arm: Arm, started: str, jobs: int, label: str | None
+    store: Store, suite: Suite, arm: Arm, started: str, jobs: int, label: str | None, seed: int
 ) -> RunRecord:
     """The run record of one arm, once its samples are taken (the kind's checks may refuse it)."""
     if arm.built.tracked is not None:
         store.save_manifest(arm.built.record.fingerprint[GIT_LABEL], arm.built.tracked)
-    run = _run_record(store, suite, arm, arm.cases, started, jobs, label)
+    run = _run_record(store, suite, arm, arm.cases, started, jobs, label, seed)
     store.save_run(run)
     if label is not None:
         store.set_label(suite.name, label, [run.run_id])
@@ -161,6 +167,7 @@ def _run_record(
     started: str,
     jobs: int,
     label: str | None,
+    seed: int,
 ) -> RunRecord:
     facts = arm.facts or SampleFacts(store)
     served = facts.check_run(kind_named(arm.built.record.kind), cases)
@@ -177,17 +184,21 @@ def _run_record(
         jobs=jobs,
         calls=arm.calls,
         served_models=served,
+        schedule_seed=seed,
         cases=cases,
     )
 
 
-def _sample(store: Store, arms: list[Arm], upto: Mapping[str, int], opts: RunOptions) -> int:
+def _sample(
+    store: Store, arms: list[Arm], upto: Mapping[str, int], opts: RunOptions, seed: int
+) -> int:
     """`sample_arms` with the run options' concurrency, hooks and executor."""
     return sample_arms(
         store,
         arms,
         upto,
         opts.jobs,
+        seed=seed,
         on_sample=opts.on_sample,
         on_start=opts.on_start,
         on_call=opts.on_call,
@@ -200,9 +211,10 @@ class _ArmsSession:
     cases to as many repeats as the candidate's, interleaved (`operations.sequential_check`)."""
 
     def __init__(
-        self, store: Store, suite: Suite, arms: list[Arm], opts: RunOptions, label: str
+        self, store: Store, suite: Suite, arms: list[Arm], opts: RunOptions, label: str, seed: int
     ) -> None:
         self.store, self.suite, self.arms, self.opts, self.label = store, suite, arms, opts, label
+        self.seed = seed
         self.started = utc_now()
         self.taken = 0
         self.base_run: RunRecord | None = None
@@ -229,21 +241,26 @@ class _ArmsSession:
 
     def take(self, cases: list[CaseRecord]) -> int:
         self.taken += self.missing(cases)
-        return _sample(self.store, self.arms, {c.case_id: c.repeats for c in cases}, self.opts)
+        upto = {c.case_id: c.repeats for c in cases}
+        return _sample(self.store, self.arms, upto, self.opts, self.seed)
 
     def base_record(self) -> RunRecord:
         """The baseline arm as it stands: what the deep baseline pools."""
+        base = self.arms[0]
         return _run_record(
-            self.store, self.suite, self.arms[0], self.arms[0].cases, self.started, 1, self.label
+            self.store, self.suite, base, base.cases, self.started, 1, self.label, self.seed
         )
 
     def record(self, cases: list[CaseRecord]) -> RunRecord:
         arm = self.arms[-1]
-        return _run_record(self.store, self.suite, arm, cases, self.started, self.opts.jobs, None)
+        jobs = self.opts.jobs
+        return _run_record(self.store, self.suite, arm, cases, self.started, jobs, None, self.seed)
 
     def finish(self, cases: list[CaseRecord]) -> RunRecord:
         store, suite, jobs = self.store, self.suite, self.opts.jobs
-        self.base_run = _save_run(store, suite, self.arms[0], self.started, jobs, self.label)
+        self.base_run = _save_run(
+            store, suite, self.arms[0], self.started, jobs, self.label, self.seed
+        )
         cand = self.arms[-1]
         if cand.built.tracked is not None:
             store.save_manifest(cand.built.record.fingerprint[GIT_LABEL], cand.built.tracked)
@@ -296,6 +313,7 @@ def ab_suite(
     check_priced(design.max_cost, cand_built.price)
     store.ensure()
     started = utc_now()
+    seed = new_schedule_seed()
     with checked_out(suite.base_dir, ref, store.root) as tree:
         base_built = built_at(tree, suite, store)
         same = base_built.record.key == cand_built.record.key
@@ -317,7 +335,7 @@ def ab_suite(
                 for built in ([base_built] if same else [base_built, cand_built])
             ]
             if not same and design.applies(settings, screens):
-                session = _ArmsSession(store, suite, arms, opts, label)
+                session = _ArmsSession(store, suite, arms, opts, label, seed)
 
                 def pool() -> RunRecord:
                     return pooled_baseline(
@@ -347,10 +365,11 @@ def ab_suite(
                 runs = [session.base_run, cand]
                 report = finished_report(parts, settings, continue_on_scorer_error)
             else:
-                _sample(store, arms, {c.id: opts.repeats or c.repeats for c in suite.cases}, opts)
-                runs = [_save_run(store, suite, arms[0], started, opts.jobs, label)]
+                upto = {c.id: opts.repeats or c.repeats for c in suite.cases}
+                _sample(store, arms, upto, opts, seed)
+                runs = [_save_run(store, suite, arms[0], started, opts.jobs, label, seed)]
                 if not same:
-                    runs.append(_save_run(store, suite, arms[1], started, opts.jobs, None))
+                    runs.append(_save_run(store, suite, arms[1], started, opts.jobs, None, seed))
                 report = compare_runs(
                     store,
                     runs[0],
@@ -365,7 +384,7 @@ def ab_suite(
         index_run(store, run)
     arm_line = (
         f"baseline arm: {ref} ({tree.sha[:12]}), checked out in a temporary git worktree "
-        f"(removed); candidate arm: the working tree; sampled interleaved"
+        f"(removed); candidate arm: the working tree; sampled interleaved in a random order"
     )
     if same:
         arm_line += (

@@ -17,6 +17,7 @@ from noisefloor.executors.base import ArmPending, Executor, Pending
 from noisefloor.executors.local import LOCAL
 from noisefloor.executors.redaction import Redactor
 from noisefloor.executors.sampling import pending_samples, take_interleaved, take_samples
+from noisefloor.executors.schedule import new_schedule_seed
 from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseBand, CaseRecord, RunRecord
 from noisefloor.operations.sample_facts import SampleFacts
@@ -152,6 +153,8 @@ class RunSession:
         self.usage = UsageTally()
         self.last_taken: Counter[str] = Counter()
         """Samples the last `take` took, by case id."""
+        self.schedule_seed = new_schedule_seed()
+        """The order of every take's calls (`schedule.call_order`), kept in the run record."""
 
     def cases(self, repeats: int | None = None) -> list[CaseRecord]:
         """Every case's record at `repeats` (default: the options', else the suite's), after
@@ -195,6 +198,7 @@ class RunSession:
                 self.store,
                 self.built.target,
                 pending,
+                seed=self.schedule_seed,
                 jobs=self.opts.jobs,
                 redactor=self.redactor,
                 hooks=hooks,
@@ -214,11 +218,24 @@ class RunSession:
         cost)."""
         mine = self.pending(cases)
         theirs = pending_samples(self.store, others, self._inputs)
+        # the k-th call of a case on one side meets the k-th on the other: their blocks open
+        # where each side's new repeats start
+        size = {o.case_id: o.repeats - o.start for o in others}
         arms = [
             ArmPending(
-                other.target, theirs, Redactor(self.suite.redact, other.secrets), other.source
+                other.target,
+                theirs,
+                Redactor(self.suite.redact, other.secrets),
+                other.source,
+                first_block={o.case_id: o.start for o in others},
             ),
-            ArmPending(self.built.target, mine, self.redactor, self.built.source),
+            ArmPending(
+                self.built.target,
+                mine,
+                self.redactor,
+                self.built.source,
+                first_block={c.case_id: c.repeats - size.get(c.case_id, 0) for c in cases},
+            ),
         ]
         total = len(mine) + len(theirs)
         self.last_taken = Counter(item.case.case_id for item in mine)
@@ -233,7 +250,12 @@ class RunSession:
             on_sample=self.opts.on_sample,
         ) as hooks:
             calls = take_interleaved(
-                self.store, arms, jobs=self.opts.jobs, hooks=hooks, executor=self.opts.executor
+                self.store,
+                arms,
+                jobs=self.opts.jobs,
+                hooks=hooks,
+                executor=self.opts.executor,
+                seed=self.schedule_seed,
             )
         self.calls += sum(calls)
         self.taken += total
@@ -257,6 +279,7 @@ class RunSession:
             calls=self.calls,
             pooled_runs=self.pooled,
             served_models=served,
+            schedule_seed=self.schedule_seed,
             cases=cases,
         )
 

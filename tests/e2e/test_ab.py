@@ -16,7 +16,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.builders import commit_all, git, isolate_git, worktrees, write_suite
+from tests.builders import commit_all, drawn_order, git, isolate_git, worktrees, write_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monte-carlo"
 #: Cases of the example that pass every time (README.md there has the measured rates).
@@ -80,8 +80,12 @@ def _ab(cli: Any, repo: Path, *args: str) -> Any:
     return cli("ab", repo / "mc" / "suite.yaml", "--root", repo / ".noisefloor", *args)
 
 
+def _run(root: Path, report: dict[str, Any], side: str) -> dict[str, Any]:
+    return orjson.loads((root / "runs" / "mc" / f"{report[side]}.json").read_bytes())
+
+
 def _samples(root: Path, report: dict[str, Any], side: str) -> list[dict[str, Any]]:
-    run = orjson.loads((root / "runs" / "mc" / f"{report[side]}.json").read_bytes())
+    run = _run(root, report, side)
     return [
         orjson.loads(path.read_bytes())
         for case in run["cases"]
@@ -145,11 +149,12 @@ def test_the_arms_are_sampled_interleaved(cli, repo):
         for sample in _samples(root, report, side)
     )
     assert len(stamps) == 2 * len(CASES) * REPEATS
-    # at one job at a time: baseline, candidate, baseline, ... each pair the same repeat of a case
-    assert [side for _, side, _, _ in stamps] == ["baseline", "candidate"] * len(CASES) * REPEATS
-    pairs = list(zip(stamps[::2], stamps[1::2], strict=True))
-    assert all(b[2:] == c[2:] for b, c in pairs)
-    assert [b[3] for b, _ in pairs] == sorted(b[3] for b, _ in pairs)  # repeat by repeat
+    # at one job at a time, repeat by repeat, each repeat's cases and arms in the order drawn
+    # from the seed both arms' runs record
+    calls = [(int(side == "candidate"), case, repeat) for _, side, case, repeat in stamps]
+    assert [repeat for _, _, repeat in calls] == sorted(repeat for _, _, repeat in calls)
+    (seed,) = {_run(root, report, side)["schedule_seed"] for side in ("baseline", "candidate")}
+    assert calls == drawn_order(calls, seed)
     _nothing_left(repo)
 
 

@@ -69,10 +69,12 @@ def _case(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_drift_after_the_adoption_is_not_a_regression(
-    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _neutral_commit(repo)
     monkeypatch.setenv(*next(iter(DRIFTED.items())))
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("NOISEFLOOR_FAKE_LOG_CALLS", str(log))
     result = _check(cli, repo)
     report = result.json()
     case = _case(report)
@@ -93,6 +95,13 @@ def test_drift_after_the_adoption_is_not_a_regression(
         (repo / ".noisefloor" / "runs" / "drift" / f"{report['candidate']}.json").read_bytes()
     )
     assert run["sequential"]["controls"] == {"capital": [0, 25, 30, 50]}
+    # the control's calls (r30 up) and the candidate's (r5 up) went out interleaved, one of each
+    # in every block of the schedule: neither side took its repeats in one stretch
+    repeats = [int(line.split()[1]) for line in log.read_text().splitlines()]
+    assert sorted(repeats[:5]) == [0, 1, 2, 3, 4]
+    beside = [r >= 30 for r in repeats[5:]]
+    assert len(beside) == 40 and sum(beside) == 20
+    assert 7 <= sum(beside[:20]) <= 13, beside
     # diff judges the stored run again the same way, its control included
     again = cli("--root", repo / ".noisefloor", "diff", "--format", "json")
     assert again.code == 0, again.out

@@ -1,6 +1,7 @@
 """Executors named by `--executor`: the built-in ones chosen once from the value, and one
 registered from outside (a toy that takes the samples last first) running `run` and `check`
-through the CLI with the same samples and verdicts as the local executor."""
+through the CLI with the same samples and verdicts as the local executor, in the order each
+run's recorded seed draws."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from noisefloor import executors
 from noisefloor.errors import UsageError
 from noisefloor.executors import executor_of
-from noisefloor.executors.base import ArmPending, SampleHooks, call_order
+from noisefloor.executors.base import ArmPending, SampleHooks
 from noisefloor.executors.dask import DaskExecutor
 from noisefloor.executors.local import LOCAL
+from noisefloor.executors.schedule import call_order
 from noisefloor.executors.writer import SampleWriter
 from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget, CaseInput
@@ -29,17 +32,19 @@ from tests.builders import answer_case, fake_suite, sample_files
 @dataclass
 class LastFirst:
     """Takes every sample here, one call at a time, the last of the call order first; keeps
-    the calls it made, as (case id, repeat)."""
+    the calls it made, as (case id, repeat), and the seed of each take."""
 
     made: list[tuple[str, int]] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
 
     def take(
-        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int
+        self, store: Store, arms: Sequence[ArmPending], hooks: SampleHooks, jobs: int, seed: int
     ) -> list[int]:
+        self.seeds.append(seed)
         calls = [0] * len(arms)
         writer = SampleWriter(store, hooks)
         try:
-            for index, item in reversed(call_order(arms)):
+            for index, item in reversed(call_order(arms, seed)):
                 target = arms[index].target
                 assert isinstance(target, BlockingTarget)
                 hooks.called(item)
@@ -107,9 +112,15 @@ def test_a_registered_executor_runs_and_checks_through_the_cli(
 
     assert outcomes["local"][:2] == (1, {"c0": "regressed", "c1": "regressed", "c2": "regressed"})
     assert outcomes["toy://last-first"] == outcomes["local"]
-    # the run's 18 calls, then the new version's 18: each take last first
-    order = [(f"c{n}", r) for r in range(6) for n in range(3)]
-    assert last_first.made == [*reversed(order), *reversed(order)]
+    # the run's 18 calls, then the new version's 18, each take with the seed its run records
+    runs = [
+        orjson.loads(p.read_bytes()) for p in (tmp_path / "toy--last-first").glob("runs/*/*.json")
+    ]
+    assert sorted(last_first.seeds) == sorted(run["schedule_seed"] for run in runs)
+    # each take last first: repeat 5 down to repeat 0, every case once in each
+    for take in (last_first.made[:18], last_first.made[18:]):
+        assert [repeat for _, repeat in take] == [r for r in reversed(range(6)) for _ in range(3)]
+        assert sorted(take) == sorted((f"c{n}", r) for r in range(6) for n in range(3))
     assert len(outcomes["local"][2]) == 2 * 3 * 6
 
 

@@ -45,15 +45,17 @@ def test_more_repeats_later_take_only_the_missing_ones_interleaved(tmp_path: Pat
     store = Store(tmp_path)
     calls: list[tuple[str, str, int]] = []
     arms = [_arm(store, "b", calls), _arm(store, "c", calls)]
-    assert sample_arms(store, arms, {"c0": 2, "c1": 2}, jobs=1) == 8
-    assert calls[:4] == [("b", "c0", 0), ("c", "c0", 0), ("b", "c1", 0), ("c", "c1", 0)]
+    assert sample_arms(store, arms, {"c0": 2, "c1": 2}, jobs=1, seed=3) == 8
+    # repeat 0 of both cases on both arms first
+    assert sorted(calls[:4]) == [("b", "c0", 0), ("b", "c1", 0), ("c", "c0", 0), ("c", "c1", 0)]
     calls.clear()
     # a sequential design adds repeats where the verdict is in doubt: here case c0 only
-    assert sample_arms(store, arms, {"c0": 4}, jobs=1) == 4
-    assert calls == [("b", "c0", 2), ("c", "c0", 2), ("b", "c0", 3), ("c", "c0", 3)]
+    assert sample_arms(store, arms, {"c0": 4}, jobs=1, seed=3) == 4
+    assert sorted(calls[:2]) == [("b", "c0", 2), ("c", "c0", 2)]
+    assert sorted(calls[2:]) == [("b", "c0", 3), ("c", "c0", 3)]
     for arm in arms:
         assert arm.calls == 6
         assert [(c.case_id, c.repeats) for c in arm.cases] == [("c0", 4), ("c1", 2)]
         assert all(len(store.sample_paths(c)) == c.repeats for c in arm.cases)
         assert all(p.exists() for c in arm.cases for p in store.sample_paths(c))
-    assert sample_arms(store, arms, {"c0": 4, "c1": 2}, jobs=2) == 0
+    assert sample_arms(store, arms, {"c0": 4, "c1": 2}, jobs=2, seed=3) == 0

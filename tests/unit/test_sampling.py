@@ -19,6 +19,7 @@ import pytest
 from noisefloor.executors.base import ArmPending, SampleHooks
 from noisefloor.executors.redaction import Redactor
 from noisefloor.executors.sampling import pending_samples, take_interleaved, take_samples
+from noisefloor.executors.schedule import call_order
 from noisefloor.model.records import CaseRecord
 from noisefloor.store.store import Store
 from noisefloor.targets.base import BlockingTarget
@@ -51,14 +52,17 @@ def test_every_missing_repeat_is_taken_once_and_written(tmp_path: Path) -> None:
     store = Store(tmp_path)
     cases = _cases(store, 3, 2)
     pending = pending_samples(store, cases)
+    called: list[tuple[str, int]] = []
+
+    def answer(question: str, case_id: str, repeat: int) -> str:
+        called.append((case_id, repeat))
+        return _answer(question, case_id, repeat)
+
+    assert take_samples(store, FunctionTarget(answer), pending, jobs=1, seed=1) == 6
     # repeat 0 of every case first: an interrupted run has evidence on every case
-    assert [(p.case.case_id, p.repeat) for p in pending[:3]] == [
-        ("case-0", 0),
-        ("case-1", 0),
-        ("case-2", 0),
-    ]
-    assert take_samples(store, FunctionTarget(_answer), pending, jobs=2) == 6
-    data = orjson.loads(pending[4].path.read_bytes())
+    assert sorted(called[:3]) == [("case-0", 0), ("case-1", 0), ("case-2", 0)]
+    (case_1_repeat_1,) = [p for p in pending if (p.case.case_id, p.repeat) == ("case-1", 1)]
+    data = orjson.loads(case_1_repeat_1.path.read_bytes())
     assert (data["case_id"], data["repeat"], data["output"]["text"]) == (
         "case-1",
         1,
@@ -71,7 +75,11 @@ def test_redaction_happens_before_the_write(tmp_path: Path) -> None:
     store = Store(tmp_path)
     pending = pending_samples(store, _cases(store, 1, 1))
     take_samples(
-        store, FunctionTarget(_answer), pending, redactor=Redactor(patterns=[r"question \d"])
+        store,
+        FunctionTarget(_answer),
+        pending,
+        redactor=Redactor(patterns=[r"question \d"]),
+        seed=1,
     )
     assert b"question" not in pending[0].path.read_bytes()
     assert b"[REDACTED] / 0" in pending[0].path.read_bytes()
@@ -95,7 +103,7 @@ def test_a_failed_write_stops_the_run_with_its_error(tmp_path: Path) -> None:
     store = _FullDisk(tmp_path)
     pending = pending_samples(store, _cases(store, 4, 2))
     with pytest.raises(OSError, match="No space left"):
-        take_samples(store, FunctionTarget(_answer), pending, jobs=1)
+        take_samples(store, FunctionTarget(_answer), pending, jobs=1, seed=1)
     kept = [p for p in pending if p.path.exists()]
     assert len(kept) >= 2  # the writes before the failure stay
     assert all(orjson.loads(p.path.read_bytes())["outcome"] == "ok" for p in kept)
@@ -112,7 +120,7 @@ def test_an_interrupted_run_leaves_no_unretrieved_task_exception(
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        take_samples(store, FunctionTarget(answer), pending, jobs=1)
+        take_samples(store, FunctionTarget(answer), pending, jobs=1, seed=1)
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         gc.collect()
     assert [r.getMessage() for r in caplog.records] == []
@@ -121,22 +129,22 @@ def test_an_interrupted_run_leaves_no_unretrieved_task_exception(
 def test_an_interrupted_run_keeps_every_sample_it_finished(tmp_path: Path) -> None:
     store = Store(tmp_path)
     pending = pending_samples(store, _cases(store, 5, 2))
-    finished: list[str] = []
+    finished: list[tuple[str, int]] = []
     third_done = threading.Event()
 
     def answer(question: str, case_id: str, repeat: int) -> str:
         if len(finished) == 3:
             third_done.set()
             raise KeyboardInterrupt  # as Ctrl-C would, in the middle of the run
-        finished.append(case_id)
+        finished.append((case_id, repeat))
         return question
 
     with pytest.raises(KeyboardInterrupt):
-        take_samples(store, FunctionTarget(answer), pending, jobs=1)
+        take_samples(store, FunctionTarget(answer), pending, jobs=1, seed=1)
     assert third_done.is_set()
     written = [p for p in pending if p.path.exists()]
     assert len(written) == 3
-    assert [p.case.case_id for p in written] == finished
+    assert sorted((p.case.case_id, p.repeat) for p in written) == sorted(finished)
 
 
 def test_each_written_sample_is_reported_once_its_file_is_there(tmp_path: Path) -> None:
@@ -149,7 +157,7 @@ def test_each_written_sample_is_reported_once_its_file_is_there(tmp_path: Path) 
 
     redactor = Redactor(["question"])
     hooks = SampleHooks(on_written)
-    take_samples(store, FunctionTarget(_answer), pending, redactor=redactor, hooks=hooks)
+    take_samples(store, FunctionTarget(_answer), pending, redactor=redactor, hooks=hooks, seed=1)
     assert sorted(seen) == [
         ("case-0", 0, True, "[REDACTED] 0 / 0"),
         ("case-0", 1, True, "[REDACTED] 0 / 1"),
@@ -176,7 +184,7 @@ def _arm_cases(store: Store, target_key: str, count: int, repeats: int) -> list[
     ]
 
 
-def test_two_arms_are_sampled_interleaved_by_repeat_then_case_then_arm(tmp_path: Path) -> None:
+def test_two_arms_are_sampled_in_the_order_their_seed_draws(tmp_path: Path) -> None:
     store = Store(tmp_path)
     calls: list[tuple[str, str, int]] = []
 
@@ -189,34 +197,24 @@ def test_two_arms_are_sampled_interleaved_by_repeat_then_case_then_arm(tmp_path:
 
     base = pending_samples(store, _arm_cases(store, "b" * 16, 2, 2))
     cand = pending_samples(store, _arm_cases(store, "c" * 16, 2, 2))
-    taken = take_interleaved(
-        store, [ArmPending(arm("base"), base), ArmPending(arm("cand"), cand)], jobs=1
-    )
-    assert taken == [4, 4]
-    assert calls == [
-        ("base", "case-0", 0),
-        ("cand", "case-0", 0),
-        ("base", "case-1", 0),
-        ("cand", "case-1", 0),
-        ("base", "case-0", 1),
-        ("cand", "case-0", 1),
-        ("base", "case-1", 1),
-        ("cand", "case-1", 1),
-    ]
-    # each arm's samples land in its own sample set, and their start times alternate
+    arms = [ArmPending(arm("base"), base), ArmPending(arm("cand"), cand)]
+    assert take_interleaved(store, arms, jobs=1, seed=1) == [4, 4]
+    names = ["base", "cand"]
+    assert calls == [(names[i], p.case.case_id, p.repeat) for i, p in call_order(arms, 1)]
+    # each arm's samples land in its own sample set, started in the order they were called
     written = sorted(
-        (orjson.loads(p.path.read_bytes())["started_at"], arm_name)
+        (sample["started_at"], arm_name, sample["case_id"], sample["repeat"])
         for arm_name, pending in (("base", base), ("cand", cand))
-        for p in pending
+        for sample in (orjson.loads(p.path.read_bytes()) for p in pending)
     )
-    assert [name for _, name in written] == ["base", "cand"] * 4
+    assert [(name, case_id, repeat) for _, name, case_id, repeat in written] == calls
     assert orjson.loads(cand[0].path.read_bytes())["output"]["text"] == "cand question 0"
 
 
 def test_interleaving_takes_only_what_each_arm_misses(tmp_path: Path) -> None:
     store = Store(tmp_path)
     base_cases = _arm_cases(store, "b" * 16, 1, 3)
-    take_samples(store, FunctionTarget(_answer), pending_samples(store, base_cases))
+    take_samples(store, FunctionTarget(_answer), pending_samples(store, base_cases), seed=1)
     grown = [c.model_copy(update={"repeats": 4}) for c in base_cases]
     arms = [
         ArmPending(FunctionTarget(_answer), pending_samples(store, grown)),
@@ -224,7 +222,7 @@ def test_interleaving_takes_only_what_each_arm_misses(tmp_path: Path) -> None:
             FunctionTarget(_answer), pending_samples(store, _arm_cases(store, "c" * 16, 1, 4))
         ),
     ]
-    assert take_interleaved(store, arms, jobs=2) == [1, 4]
+    assert take_interleaved(store, arms, jobs=2, seed=1) == [1, 4]
     assert pending_samples(store, grown) == []
 
 
@@ -247,7 +245,7 @@ def test_an_on_written_that_batches_is_flushed_in_batches_and_at_the_end(tmp_pat
                 batches.append(self.held)
             self.held = 0
 
-    take_samples(store, FunctionTarget(_answer), pending, hooks=SampleHooks(Batching()))
+    take_samples(store, FunctionTarget(_answer), pending, hooks=SampleHooks(Batching()), seed=1)
     assert sum(batches) == 50
     assert len(batches) < 25, batches
 
@@ -260,7 +258,7 @@ def test_a_sample_indexer_has_indexed_every_sample_once_closed(tmp_path: Path) -
     pending = pending_samples(store, _cases(store, 4, 2))
     indexer = SampleIndexer(store)
     try:
-        take_samples(store, FunctionTarget(_answer), pending, hooks=SampleHooks(indexer))
+        take_samples(store, FunctionTarget(_answer), pending, hooks=SampleHooks(indexer), seed=1)
     finally:
         indexer.close()
     with Ledger(ledger_path(tmp_path)) as ledger:
@@ -295,10 +293,12 @@ def test_a_blocking_target_takes_every_repeat_once_in_order(tmp_path: Path) -> N
         pending,
         jobs=1,
         hooks=SampleHooks(on_call=lambda p: started.append((p.case.case_id, p.repeat))),
+        seed=1,
     )
 
     assert calls == 6
-    assert started == [(f"case-{i}", r) for r in range(2) for i in range(3)]
+    order = call_order([ArmPending(_sleeper(tmp_path), pending)], 1)
+    assert started == [(p.case.case_id, p.repeat) for _, p in order]
     for item in pending:
         sample = orjson.loads(item.path.read_bytes())
         assert (sample["case_id"], sample["repeat"], sample["outcome"]) == (
@@ -313,7 +313,7 @@ def test_blocking_calls_run_jobs_at_a_time(tmp_path: Path) -> None:
     pending = pending_samples(store, _inputs(_cases(store, 4, 1), "0.5", "0.5", "0.5", "0.5"))
     started = time.monotonic()
 
-    assert take_samples(store, _sleeper(tmp_path), pending, jobs=4) == 4
+    assert take_samples(store, _sleeper(tmp_path), pending, jobs=4, seed=1) == 4
 
     # four half-second calls at once take about half a second, not two
     assert time.monotonic() - started < 1.5
@@ -335,7 +335,7 @@ def test_an_interrupted_blocking_run_keeps_what_finished_and_writes_no_killed_ca
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         hooks = SampleHooks(on_sample=interrupt)
-        take_samples(store, _sleeper(tmp_path), pending, jobs=2, hooks=hooks)
+        take_samples(store, _sleeper(tmp_path), pending, jobs=2, hooks=hooks, seed=1)
 
     assert time.monotonic() - started < 10
     assert seen == ["case-0"]
@@ -359,7 +359,7 @@ def test_the_missing_repeats_a_run_holds_do_not_grow_as_their_samples_are_writte
         pending = pending_samples(store, cases)
         gc.collect()
         before = tracemalloc.take_snapshot()
-        take_samples(store, FunctionTarget(_answer), pending, jobs=1)
+        take_samples(store, FunctionTarget(_answer), pending, jobs=1, seed=1)
         gc.collect()
         after = tracemalloc.take_snapshot()
     finally:
