@@ -232,7 +232,7 @@ def check_suite(
                 design,
                 allow_target_change=allow_target_change,
                 cost=cost,
-                control=ConcurrentControl(store, suite, base, session, design.max_calls),
+                control=ConcurrentControl(store, suite, base, session, design.max_calls, cost),
             )
         report = finished_report(parts, settings, continue_on_scorer_error)
         report.warnings += session.redactor.warnings()

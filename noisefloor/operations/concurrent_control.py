@@ -8,11 +8,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from noisefloor.errors import NoisefloorError
 from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.model.report import CaseReport, Control
 from noisefloor.model.verdict import Verdict
+from noisefloor.operations.cost_budget import CostBudget
 from noisefloor.operations.run import RunSession
 from noisefloor.operations.worktree import built_at, checked_out
 from noisefloor.pipeline.comparison import comparison_parts
@@ -96,9 +98,12 @@ class ConcurrentControl:
         base: RunRecord,
         session: RunSession,
         max_calls: int | None,
+        cost: CostBudget | None = None,
     ) -> None:
         self.store, self.suite, self.base, self.session = store, suite, base, session
         self.max_calls = max_calls
+        self.cost = cost
+        """`--max-cost`: a control's calls are priced as the candidate's (the same endpoint)."""
 
     def take(self, flagged: Mapping[str, CaseRecord], pool: RunRecord) -> Taken:
         """Take the controls of the candidate's `flagged` cases (each at the repeats it took)
@@ -123,11 +128,21 @@ class ConcurrentControl:
         if not wanted:
             return taken
         need = sum(2 * (c.repeats - c.start) for c, _ in wanted.values())
+        short = None
         if self.max_calls is not None and self.session.taken + need > self.max_calls:
-            for cid in wanted:
-                taken.why_not[cid] = (
-                    f"--max-calls {self.max_calls} leaves no room for its {need} calls"
-                )
+            short = f"--max-calls {self.max_calls} leaves no room for its {need} calls"
+        elif self.cost is not None:
+            price = sum(
+                (
+                    self.cost.cost_of(cid, 2 * (c.repeats - c.start))
+                    for cid, (c, _) in wanted.items()
+                ),
+                Decimal(0),
+            )
+            if price > self.cost.left():
+                short = f"--max-cost {self.cost.max_cost} leaves no room for its {need} calls"
+        if short is not None:
+            taken.why_not.update((cid, short) for cid in wanted)
             return taken
         with _baseline_version(self.store, self.suite, self.base, self.session.built) as version:
             if isinstance(version, str):

@@ -147,3 +147,18 @@ def test_without_a_runnable_baseline_version_the_deep_verdict_stands_and_says_wh
     reason = case["sequential"]["control"]["reason"]
     assert reason.startswith("no concurrent control: commit ")
     assert "the suite's target settings changed" in reason
+
+
+def test_a_budget_without_room_for_the_control_keeps_the_deep_verdict_and_says_so(
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _neutral_commit(repo)
+    monkeypatch.setenv(*next(iter(DRIFTED.items())))
+    result = _check(cli, repo, "--max-calls", "10")
+    report = result.json()
+    case = _case(report)
+    assert result.code == 1
+    assert case["sequential"]["control"] == {
+        "reason": "no concurrent control: --max-calls 10 leaves no room for its 40 calls"
+    }
+    assert report["calls"] == 5
