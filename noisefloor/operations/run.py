@@ -16,7 +16,7 @@ from noisefloor.errors import UsageError
 from noisefloor.executors.base import ArmPending, Executor, Pending
 from noisefloor.executors.local import LOCAL
 from noisefloor.executors.redaction import Redactor
-from noisefloor.executors.sampling import pending_samples, take_interleaved, take_samples
+from noisefloor.executors.sampling import pending_samples, take_interleaved
 from noisefloor.executors.schedule import new_schedule_seed
 from noisefloor.executors.usage_tally import UsageTally
 from noisefloor.model.records import CaseBand, CaseRecord, RunRecord
@@ -183,31 +183,9 @@ class RunSession:
     def take(self, cases: list[CaseRecord]) -> int:
         """Take the missing samples of `cases`; return the calls made."""
         pending = self.pending(cases)
-        self.last_taken = Counter(item.case.case_id for item in pending)
-        if self.opts.on_start is not None:
-            self.opts.on_start(len(pending))
-        with sample_hooks(
-            self.store,
-            len(pending),
-            self._facts.note,
-            self.usage,
-            on_call=self.opts.on_call,
-            on_sample=self.opts.on_sample,
-        ) as hooks:
-            calls = take_samples(
-                self.store,
-                self.built.target,
-                pending,
-                seed=self.schedule_seed,
-                jobs=self.opts.jobs,
-                redactor=self.redactor,
-                hooks=hooks,
-                executor=self.opts.executor,
-                source=self.built.source,
-            )
-        self.calls += calls
-        self.taken += len(pending)
-        return calls
+        return self._take(
+            [ArmPending(self.built.target, pending, self.redactor, self.built.source)], pending
+        )
 
     def take_beside(
         self, cases: list[CaseRecord], other: BuiltTarget, others: list[CaseRecord]
@@ -237,8 +215,13 @@ class RunSession:
                 first_block={c.case_id: c.repeats - size.get(c.case_id, 0) for c in cases},
             ),
         ]
-        total = len(mine) + len(theirs)
-        self.last_taken = Counter(item.case.case_id for item in mine)
+        return self._take(arms, mine)
+
+    def _take(self, arms: list[ArmPending], own: list[Pending]) -> int:
+        """Take every arm's pending samples in the run's order, telling the run's hooks; `own`
+        are this version's (what `last_taken` counts). Returns the calls made."""
+        total = sum(len(arm.pending) for arm in arms)
+        self.last_taken = Counter(item.case.case_id for item in own)
         if self.opts.on_start is not None:
             self.opts.on_start(total)
         with sample_hooks(
