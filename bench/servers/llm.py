@@ -3,7 +3,7 @@
 A marker in the last user message picks the behaviour, e.g. `[429:2]`, `[slow:0.5]`, `[pass:2/3]`,
 `[finish:null]`, `[status:404]` (every time), `[status:408:1]` (the first time only),
 `[length:3]` (answers cut at `max_tokens` after the first three) or `[key]` (answers with the
-bearer token it was sent).
+bearer token it was sent); `drift(n)` makes every n-th answer to each prompt off, whatever asked.
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ class _Handler(LoopbackHandler):
         if "pass" in marks:
             passes, period = (int(part) for part in marks["pass"].split("/"))
             content = "PASS" if (count - 1) % period < passes else "FAIL"
+        if self.server.off_every and count % self.server.off_every == 0:
+            # the world moved (a silent update, a loaded server): every n-th answer is off
+            content = json.dumps({"answer": "Lyon"})
         if "tools" in marks:
             content, finish = None, "tool_calls"
             call = {"name": "lookup", "arguments": json.dumps({"q": words[-1] if words else ""})}
@@ -166,6 +169,7 @@ class _Server(ThreadingHTTPServer):
         self.bodies: list[bytes] = []
         self.counts: dict[str, int] = {}
         self.total = 0
+        self.off_every = 0
 
     def record(self, path: str, headers: dict[str, str], body: Any, prompt: str) -> int:
         """Log one request; return how many times its prompt has been received, this one included."""
@@ -217,6 +221,13 @@ class LlmServer(LoopbackServer[_Server]):
             retry_after=self.retry_after,
             port=self._port,
         )
+
+    def drift(self, off_every: int) -> None:
+        """From now on every `off_every`-th answer to each prompt is off (`Lyon`), whatever the
+        request asked: the server's world moved, not its caller (0: none is)."""
+        assert self._server is not None
+        with self._server.lock:
+            self._server.off_every = off_every
 
     @property
     def requests(self) -> list[dict[str, Any]]:

@@ -87,6 +87,10 @@ class TargetRecord(_Record):
     """Content hashes of the files that make up the target's code: the files named by argv or
     `fingerprint:` globs, and `git:`, the digest of the work tree's tracked files (listed in the
     store's `manifests/<digest>.json`)."""
+    settings: dict[str, Any] | None = None
+    """For a kind whose version is its settings alone (an endpoint): its fields of the suite's
+    `target` as built, from which a concurrent control builds the same version again; None for
+    a kind that versions code, or where a secret's value stood among them (never written)."""
 
 
 class ImportedFrom(_Record):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
+from noisefloor.settings import SECRET_MIN_CHARS
 from noisefloor.suite.model import Suite
-from noisefloor.targets.kinds import kind_of
-from noisefloor.targets.source import BuiltTarget, TargetPlace, TargetSource
+from noisefloor.targets.kinds import TargetKind, kind_of
+from noisefloor.targets.source import BuiltTarget, Secret, TargetPlace, TargetSource
 
-__all__ = ["build_target"]
+__all__ = ["build_target", "built_again"]
 
 
 def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
@@ -24,4 +26,39 @@ def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
     kind = kind_of(suite.target)
     built = kind.build(suite.target, place)
     source = TargetSource.of(suite.name, kind, suite.target, place, built.record.key)
+    if not kind.fingerprints_code and not _holds_secret(source.target, built.secrets):
+        record = built.record.model_copy(update={"settings": source.target})
+        return dataclasses.replace(built, record=record, source=source)
     return dataclasses.replace(built, source=source)
+
+
+def built_again(kind: TargetKind, settings: dict[str, Any], place: TargetPlace) -> BuiltTarget:
+    """The target of a kind whose version is its settings, built from a run record's
+    `settings` (a baseline's, for a concurrent control) at `place`."""
+    assert kind.fields is not None
+    built = kind.build(kind.fields.model_validate(settings), place)
+    source = TargetSource(
+        suite="",
+        suite_path=str(place.suite_path.resolve()),
+        kind=kind,
+        target=settings,
+        key=built.record.key,
+        cases_path=str(place.cases_path.resolve()) if place.cases_path else None,
+        store_root=str(place.store_root.resolve()) if place.store_root is not None else None,
+    )
+    return dataclasses.replace(built, source=source)
+
+
+def _holds_secret(value: Any, secrets: list[Secret]) -> bool:
+    """Whether a secret's value stands in `value`: as a whole string, or inside one when it is
+    long enough to be a credential."""
+    if isinstance(value, dict):
+        return any(_holds_secret(v, secrets) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_secret(v, secrets) for v in value)
+    if isinstance(value, str):
+        return any(
+            s.value == value or (len(s.value) >= SECRET_MIN_CHARS and s.value in value)
+            for s in secrets
+        )
+    return False

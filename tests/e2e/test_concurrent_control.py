@@ -11,8 +11,19 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
-from tests.builders import FAKE, answer_case, commit_all, isolate_git, worktrees, write_suite
+from bench.servers.llm import LlmServer
+from tests.builders import (
+    FAKE,
+    answer_case,
+    commit_all,
+    http_suite,
+    isolate_git,
+    paris_case,
+    worktrees,
+    write_suite,
+)
 
 #: The world the target answers in, outside its code: every second repeat answers off-topic.
 DRIFTED = {"NOISEFLOOR_FAKE_FLAKE_EVERY": "2"}
@@ -162,3 +173,62 @@ def test_a_budget_without_room_for_the_control_keeps_the_deep_verdict_and_says_s
         "reason": "no concurrent control: --max-calls 10 leaves no room for its 40 calls"
     }
     assert report["calls"] == 5
+
+
+def test_an_endpoint_whose_settings_changed_is_controlled_by_the_baselines_settings(
+    cli: Any, tmp_path: Path
+) -> None:
+    """A new temperature checked after the server's answers drifted: the control is the
+    baseline's settings, sent to the same server in the same session."""
+    with LlmServer() as server:
+        suite = http_suite(tmp_path, server.base_url, [paris_case("capital")], repeats=5)
+        doc = yaml.safe_load(suite.read_text())
+        doc["defaults"]["baseline_repeats"] = 30
+        write_suite(tmp_path, doc)
+        adopted = cli("check", suite, "--adopt", "--format", "json")
+        assert adopted.code == 0 and adopted.json()["adopted"], adopted.err
+        doc["target"]["http"]["temperature"] = 0.7
+        write_suite(tmp_path, doc)
+        server.drift(2)
+        before = len(server.requests)
+        result = cli("check", suite, "--jobs", "4", "--format", "json")
+        sent = [r["body"].get("temperature") for r in server.requests[before:]]
+    report = result.json()
+    case = _case(report)
+    assert result.code == 0, case["reason"]
+    control = case["sequential"]["control"]
+    assert control["repeats"] == 20 and control["verdict"] != "regressed"
+    assert "(drift), not a regression" in case["reason"]
+    # the control asked with the baseline's settings, the candidate with its own
+    assert sent.count(None) == 20 and sent.count(0.7) == control["candidate_repeats"]
+
+
+def test_an_endpoints_settings_are_kept_for_a_control_unless_a_secret_stands_among_them(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "nf_secret_in_settings_42"
+    monkeypatch.setenv("TEST_KEY", key)
+    # a variable not named like a secret that holds the key's value anyway (a suite refuses
+    # one named like a secret at load)
+    monkeypatch.setenv("USER_TAG", key)
+    for name in ("plain", "holding"):
+        (tmp_path / name).mkdir()
+    with LlmServer() as server:
+        plain = http_suite(tmp_path / "plain", server.base_url, [paris_case("a")], temperature=0.2)
+        holding = http_suite(
+            tmp_path / "holding",
+            server.base_url,
+            [paris_case("a")],
+            name="holding",
+            api_key_env="TEST_KEY",
+            extra_body={"user": "${USER_TAG}"},
+        )
+        done = [cli("run", suite, "--format", "json") for suite in (plain, holding)]
+    assert [d.code for d in done] == [0, 0], [d.err for d in done]
+    kept = [d.json()["run"]["run_id"] for d in done]
+    root = tmp_path / "store" / "runs"
+    settings = orjson.loads((root / "http" / f"{kept[0]}.json").read_bytes())["target"]["settings"]
+    assert settings["http"]["temperature"] == 0.2
+    record = (root / "holding" / f"{kept[1]}.json").read_bytes()
+    assert orjson.loads(record)["target"]["settings"] is None
+    assert key.encode() not in record
