@@ -62,8 +62,8 @@ BROKEN = ('default=_env("answer", "Paris")', 'default=_env("answer", "Lyon")')
 #: Why a case of the fake suite (whose version is its files' hashes) takes no concurrent control.
 CONTROL_UNAVAILABLE = (
     "no concurrent control: the baseline's command target ({key}) cannot be built again here: "
-    "only a command target versioned by git (or the baseline's own version) can be run beside "
-    "the candidate"
+    "only a command target versioned by git, an endpoint whose settings the baseline's run kept, "
+    "or the baseline's own version can be run beside the candidate"
 )
 
 
