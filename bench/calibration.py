@@ -670,28 +670,25 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
     print("|" + "---|" * len(head))
     base = args.depth[0], args.cap[0], args.rho[0]
     variants = [
-        (k, Variant(mix, *base, sessions=sessions, guard=guard))
-        for k, mix in enumerate(args.mixes)
+        Variant(mix, *base, sessions=sessions, guard=guard)
+        for mix in args.mixes
         for guard in guards
         for sessions in drifts
     ]
     cells = [
-        (
-            variant,
-            args.first,
-            args.suites,
-            args.seed * 7919 + k * len(SEQ_CELLS) + SEQ_CELLS.index(what),
-            what,
-        )
-        for k, variant in variants
+        (variant, args.first, args.suites, _sequential_seed(args.seed, variant.mix, what), what)
+        for variant in variants
         for what in DRIFT_CELLS
     ]
-    outcomes = pool.map(sequential_cell, cells, chunksize=1)
-    for _, variant in variants:
-        results = {
-            cell[4]: got for cell, got in zip(cells, outcomes, strict=True) if cell[0] == variant
-        }
+    outcomes = pool.imap(sequential_cell, cells, chunksize=1)
+    for variant in variants:
+        results = {what: next(outcomes) for what in DRIFT_CELLS}
         print("| " + " | ".join(drift_row(variant, args.first, results)) + " |", flush=True)
+
+
+def _sequential_seed(seed: int, mix: str, what: str) -> int:
+    """The seed of a mix's cell in the sequential table (its default variant, both mixes)."""
+    return seed * 7919 + list(NOISY_SHARE).index(mix) * len(SEQ_CELLS) + SEQ_CELLS.index(what)
 
 
 def main() -> None:
