@@ -33,7 +33,7 @@ import multiprocessing.pool
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -257,7 +257,8 @@ def _look(
     verdicts = dict(zip(ids, decided, strict=True))
     judged = sorted(controlled & set(ids))
     if own and judged:
-        against, _ = rule.decide([control.against_control(i, at[i]) for i in judged], settings)
+        strict = replace(settings, alpha=settings.alpha * control.guard.control_alpha)
+        against, _ = rule.decide([control.against_control(i, at[i]) for i in judged], strict)
         verdicts.update(zip(judged, against, strict=True))
     return verdicts
 
@@ -370,12 +371,13 @@ class Guard:
     candidate's session (with `matched`, as many as the candidate has beyond that, growing with
     its looks), and from then on is judged against that control by the same rule at each look's
     alpha: in the same family as every other case, or with `own_family` in a family of the
-    controlled cases alone. `deff_prior`: the baseline's n and k shrunk by the design effect
+    controlled cases alone, at `control_alpha` times the look's alpha. `deff_prior`: the baseline's n and k shrunk by the design effect
     1 + (n - 1) rho of n repeats taken in one session."""
 
     control: int | None = None
     matched: bool = False
     own_family: bool = False
+    control_alpha: float = 1.0
     deff_prior: float = 0.0
 
     def control_repeats(self, candidate: int) -> int:
@@ -390,7 +392,8 @@ class Guard:
                 + ("matched" if self.matched else "")
                 + (f"{', at least ' if self.matched else ''}{self.control}" if self.control else "")
             )
-            return label + (", own family" if self.own_family else "")
+            label += ", own family" if self.own_family else ""
+            return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
         return "today"
@@ -622,15 +625,24 @@ def row_of(cell: tuple[RuleName, int, int, int]) -> list[str]:
 
 def _control_guard(value: str) -> Guard:
     """`M` (a control of M repeats), `matched` (as many as the candidate's), `matched:M` (as
-    many, at least M), each with `,own` for a family of the controlled cases alone."""
-    spec, _, family = value.partition(",")
-    if family not in ("", "own"):
-        raise argparse.ArgumentTypeError(f"{value}: the family is ',own' or nothing")
+    many, at least M), then `,own` for a family of the controlled cases alone and `,alpha=S` for
+    a share S of the look's alpha against the control."""
+    spec, *options = value.split(",")
+    own, alpha = False, 1.0
+    for option in options:
+        if option == "own":
+            own = True
+        elif option.startswith("alpha="):
+            alpha = float(option.removeprefix("alpha="))
+        else:
+            raise argparse.ArgumentTypeError(f"{value}: {option!r} is neither 'own' nor 'alpha=S'")
     matched, _, least = spec.partition(":") if spec.startswith("matched") else ("", "", spec)
     repeats = int(least) if least else 0
-    if repeats < 0 or not (repeats or matched):
-        raise argparse.ArgumentTypeError(f"{value}: a control takes at least one repeat")
-    return Guard(control=repeats, matched=bool(matched), own_family=family == "own")
+    if repeats < 0 or not (repeats or matched) or not 0 < alpha <= 1 or (alpha < 1 and not own):
+        raise argparse.ArgumentTypeError(
+            f"{value}: no control, or an alpha share outside (0, 1] or without a family of its own"
+        )
+    return Guard(control=repeats, matched=bool(matched), own_family=own, control_alpha=alpha)
 
 
 def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> None:

@@ -57,7 +57,7 @@ DRIFT_SUITES = 200
 #: The chosen guard: a case the deep baseline calls regressed takes a concurrent control of the
 #: baseline's own version (as many repeats as the candidate's, at least 20), judged in a family
 #: of the controlled cases.
-CONTROL = {"control": 20, "matched": True, "own_family": True}
+CONTROL = {"control": 40, "matched": True, "own_family": True, "control_alpha": 0.5}
 
 
 @pytest.mark.parametrize(
