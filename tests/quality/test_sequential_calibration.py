@@ -55,8 +55,8 @@ def test_mid_range_drops_are_found(calibration: ModuleType, what: str, floor: fl
 #: bounds below hold the targets with two standard errors of margin.
 DRIFT_SUITES = 200
 #: The chosen guard: a case the deep baseline calls regressed takes a concurrent control of the
-#: baseline's own version (as many repeats as the candidate's, at least 20), judged in a family
-#: of the controlled cases.
+#: baseline's own version (as many repeats as the candidate's, at least 40), judged in a family
+#: of the controlled cases at half the look's alpha.
 CONTROL = {"control": 40, "matched": True, "own_family": True, "control_alpha": 0.5}
 
 
