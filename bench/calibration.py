@@ -420,8 +420,8 @@ class BinaryCheck:
         pc = pb.copy()
         if change is not None:
             pb[0], pc[0] = change
-        looks = len(sizes) if sessions.per_look else 1
-        self.look_session = (lambda j: j) if sessions.per_look else (lambda j: 0)
+        looks = len(sizes) if sessions.per_look and not sessions.fixed else 1
+        self.per_look = looks > 1
         if sessions.fixed:
             adopted, cand_rates, self.control_rates = pb, pc[:, None], pb[:, None]
         else:
@@ -435,8 +435,8 @@ class BinaryCheck:
             self.control_rates = session_rates(pb, u, sessions.rho)
         self.kb = rng.binomial(depth, adopted)
         self.depth = depth
-        segment = np.searchsorted(sizes, np.arange(cap), side="right") if looks > 1 else 0
-        rates = cand_rates[:, segment] if looks > 1 else cand_rates
+        segment = np.searchsorted(sizes, np.arange(cap), side="right")
+        rates = cand_rates[:, segment] if self.per_look else cand_rates
         self.passes = np.cumsum(rng.random((M, cap)) < rates, axis=1)
         self.guard = guard
         self.baseline_n = depth
@@ -460,7 +460,7 @@ class BinaryCheck:
         have = int(self.control_n[i])
         if want <= have:
             return
-        rate = self.control_rates[i, self.look_session(look)]
+        rate = self.control_rates[i, look if self.per_look else 0]
         self.control_k[i] += int(np.sum(self.control_u[i, have:want] < rate))
         self.control_n[i] = want
 
