@@ -17,12 +17,12 @@ one-time calls; --depth, --cap and --rho compare other designs through the same 
 Drift between sessions (--drift): a model server does not keep one pass rate per case. Each
 session (the deep baseline's adoption, each check, with --look-sessions each look) draws a case's
 rate from a beta around its mean with intra-session correlation rho; --off adds an adoption that
-sits off. The drift table prints today's design beside those that guard against drift: a
-concurrent control of the baseline's own version for a case the deep baseline calls regressed
-(--control), or a baseline discounted by the design effect (--deff-prior).
+sits off. The drift table prints the deep baseline alone beside designs that guard against
+drift: a concurrent control of the baseline's own version for a case the deep baseline calls
+regressed (--control), or a baseline discounted by the design effect (--deff-prior).
 
 Usage: python bench/calibration.py [--suites 2000] [--seed 1] [--rules ...] [--depth 100 30]
-       python bench/calibration.py --rules --drift 0 0.02 0.05 0.1 --off --control matched:20,own
+       python bench/calibration.py --rules --drift 0 0.02 0.05 0.1 --off --control matched:40,own,alpha=0.5
 """
 
 from __future__ import annotations
@@ -366,13 +366,14 @@ OFF_MEANS, OFF_SHIFT, OFF_CLIP = (0.3, 0.8), (0.15, 0.20), (0.02, 0.98)
 
 @dataclass(frozen=True)
 class Guard:
-    """What a design does against drift. Today's does nothing. `control`: a case the deep
-    baseline calls regressed takes that many repeats of the baseline's own version in the
-    candidate's session (with `matched`, as many as the candidate has beyond that, growing with
-    its looks), and from then on is judged against that control by the same rule at each look's
-    alpha: in the same family as every other case, or with `own_family` in a family of the
-    controlled cases alone, at `control_alpha` times the look's alpha. `deff_prior`: the baseline's n and k shrunk by the design effect
-    1 + (n - 1) rho of n repeats taken in one session."""
+    """What a design does against drift. The deep-only design does nothing. `control`: a case
+    the deep baseline calls regressed takes that many repeats of the baseline's own version in
+    the candidate's session (with `matched`, as many as the candidate has beyond that, growing
+    with its looks), and from then on is judged against that control by the same rule at each
+    look's alpha: in the same family as every other case, or with `own_family` in a family of
+    the controlled cases alone, at `control_alpha` times the look's alpha. `deff_prior`: the
+    baseline's n and k shrunk by the design effect 1 + (n - 1) rho of n repeats taken in one
+    session."""
 
     control: int | None = None
     matched: bool = False
@@ -396,7 +397,7 @@ class Guard:
             return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
-        return "today"
+        return "deep only"
 
 
 class BinaryCheck:
@@ -646,8 +647,8 @@ def _control_guard(value: str) -> Guard:
 
 
 def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> None:
-    """Today's design and the guarded ones, under every drift cell, side by side. A cell's
-    random stream is that of the same mix and change in the sequential table: at rho 0 today's
+    """The deep-only design and the guarded ones, under every drift cell, side by side. A cell's
+    random stream is that of the same mix and change in the sequential table: at rho 0 the deep-only
     design prints the sequential table's binary figures, and every design meets the same draws
     of baselines and candidates."""
     drifts = [Sessions(rho, per_look=args.look_sessions) for rho in args.drift]
@@ -752,7 +753,8 @@ def main() -> None:
         type=float,
         nargs="+",
         help="intra-session correlations of pass rates: prints the drift table (binary cells, "
-        "today's design and those --control and --deff-prior name) in place of the sequential one",
+        "the deep baseline alone and the designs --control and --deff-prior name) in place of the "
+        "sequential one",
     )
     parser.add_argument(
         "--off",
