@@ -277,13 +277,15 @@ def sequential_suite(
     trap the design avoids: each look's correction over the running cases only. With `control`,
     a running case the look calls regressed takes its concurrent control instead, and the look
     decides again with that case judged against its control (until no new case is called
-    regressed against the baseline)."""
+    regressed against the baseline); or, with a control taken after the last look, each case
+    the looks left regressed is confirmed against it then."""
     rule = get_rule(RuleName.EXACT)
     sizes = design.schedule(first)
     shares = stats.spending(sizes, design.rho)
     at = dict.fromkeys(range(M), first)
     running = set(range(M))
     controlled: set[int] = set()
+    per_look = control if control is not None and not control.guard.after_last_look else None
     final: dict[int, CaseReport] = {}
     stops: dict[int, Stop] = {}
     for j, size in enumerate(sizes):
@@ -292,7 +294,7 @@ def sequential_suite(
         looked = [i for i in range(M) if family == "every" or i in running]
         settings = design.look(SEQ, shares[j])
         decided = _look(
-            rule, settings, [(i, at[i]) for i in looked], running, controlled, draw, control, j
+            rule, settings, [(i, at[i]) for i in looked], running, controlled, draw, per_look, j
         )
         futility = design.futility_at(j, len(sizes))
         for i in looked:
@@ -306,6 +308,8 @@ def sequential_suite(
         if not running:
             break
     cases = [settle(final[i], stops[i], "raise --max-repeats") for i in range(M)]
+    if control is not None and control.guard.after_last_look:
+        cases = control.confirm_after_last_look(cases, at, len(sizes) - 1)
     counts: dict[str, int] = {}
     for case in cases:
         counts[case.verdict.value] = counts.get(case.verdict.value, 0) + 1
@@ -316,8 +320,8 @@ def sequential_suite(
         spent=at[0],
     )
     if control is not None:
-        outcome.control_calls = int(control.control_n.sum())
-        outcome.control_spent = int(control.control_n[0])
+        outcome.control_calls = int(control.control_n.sum() + control.fresh_n.sum())
+        outcome.control_spent = int(control.control_n[0] + control.fresh_n[0])
     return outcome
 
 
@@ -371,7 +375,11 @@ class Guard:
     the candidate's session (with `matched`, as many as the candidate has beyond that, growing
     with its looks), and from then on is judged against that control by the same rule at each
     look's alpha: in the same family as every other case, or with `own_family` in a family of
-    the controlled cases alone, at `control_alpha` times the look's alpha. `deff_prior`: the
+    the controlled cases alone, at `control_alpha` times the look's alpha. `after_last_look`
+    (as `check` takes it): the looks run against the deep baseline alone; each case they leave
+    regressed then takes its control once, beside as many fresh candidate repeats, and stays
+    regressed only when those are worse than the control (the controlled cases one family, at
+    the check's alpha). `deff_prior`: the
     baseline's n and k shrunk by the design effect 1 + (n - 1) rho of n repeats taken in one
     session."""
 
@@ -379,6 +387,7 @@ class Guard:
     matched: bool = False
     own_family: bool = False
     control_alpha: float = 1.0
+    after_last_look: bool = False
     deff_prior: float = 0.0
 
     def control_repeats(self, candidate: int) -> int:
@@ -394,6 +403,7 @@ class Guard:
                 + (f"{', at least ' if self.matched else ''}{self.control}" if self.control else "")
             )
             label += ", own family" if self.own_family else ""
+            label += ", after the last look, beside fresh repeats" if self.after_last_look else ""
             return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
@@ -448,6 +458,10 @@ class BinaryCheck:
             self.control_u = rng.random((M, most))
             self.control_k = np.zeros(M, dtype=int)
             self.control_n = np.zeros(M, dtype=int)
+            self.fresh_n = np.zeros(M, dtype=int)
+            if guard.after_last_look:
+                self.fresh_u = rng.random((M, most))
+                self.last_rates = cand_rates[:, -1]
 
     def __call__(self, i: int, n: int) -> ComparedCase:
         nb = self.baseline_n
@@ -464,6 +478,30 @@ class BinaryCheck:
         rate = self.control_rates[i, look if self.per_look else 0]
         self.control_k[i] += int(np.sum(self.control_u[i, have:want] < rate))
         self.control_n[i] = want
+
+    def confirm_after_last_look(
+        self, cases: list[CaseReport], at: dict[int, int], last_look: int
+    ) -> list[CaseReport]:
+        """Each case the looks left regressed takes its control and as many fresh candidate
+        repeats beside it, in the last look's session, and stays regressed only when those are
+        worse than the control (the rule's decide over the controlled cases, at the check's
+        alpha); else its verdict is the one against the control."""
+        flagged = [i for i, case in enumerate(cases) if case.verdict is Verdict.REGRESSED]
+        if not flagged:
+            return cases
+        compared = []
+        for i in flagged:
+            self.take_control(i, at[i], last_look)
+            m = int(self.control_n[i])
+            fresh = int(np.sum(self.fresh_u[i, :m] < self.last_rates[i]))
+            self.fresh_n[i] = m
+            compared.append(_named(_pair_compare(int(self.control_k[i]), m, fresh, m), i))
+        against, _ = get_rule(RuleName.EXACT).decide(compared, SEQ)
+        confirmed = list(cases)
+        for i, case in zip(flagged, against, strict=True):
+            if case.verdict is not Verdict.REGRESSED:
+                confirmed[i] = case
+        return confirmed
 
     def against_control(self, i: int, n: int) -> ComparedCase:
         k, m = int(self.control_k[i]), int(self.control_n[i])
@@ -626,24 +664,35 @@ def row_of(cell: tuple[RuleName, int, int, int]) -> list[str]:
 
 def _control_guard(value: str) -> Guard:
     """`M` (a control of M repeats), `matched` (as many as the candidate's), `matched:M` (as
-    many, at least M), then `,own` for a family of the controlled cases alone and `,alpha=S` for
-    a share S of the look's alpha against the control."""
+    many, at least M), then `,own` for a family of the controlled cases alone, `,alpha=S` for
+    a share S of the look's alpha against the control, and `,after` for a control taken after
+    the last look beside fresh candidate repeats (as `check` takes it)."""
     spec, *options = value.split(",")
-    own, alpha = False, 1.0
+    own, after, alpha = False, False, 1.0
     for option in options:
         if option == "own":
             own = True
+        elif option == "after":
+            after = True
         elif option.startswith("alpha="):
             alpha = float(option.removeprefix("alpha="))
         else:
-            raise argparse.ArgumentTypeError(f"{value}: {option!r} is neither 'own' nor 'alpha=S'")
+            raise argparse.ArgumentTypeError(
+                f"{value}: {option!r} is not 'own', 'after' or 'alpha=S'"
+            )
     matched, _, least = spec.partition(":") if spec.startswith("matched") else ("", "", spec)
     repeats = int(least) if least else 0
     if repeats < 0 or not (repeats or matched) or not 0 < alpha <= 1 or (alpha < 1 and not own):
         raise argparse.ArgumentTypeError(
             f"{value}: no control, or an alpha share outside (0, 1] or without a family of its own"
         )
-    return Guard(control=repeats, matched=bool(matched), own_family=own, control_alpha=alpha)
+    return Guard(
+        control=repeats,
+        matched=bool(matched),
+        own_family=own or after,
+        control_alpha=alpha,
+        after_last_look=after,
+    )
 
 
 def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> None:
