@@ -54,20 +54,28 @@ def test_mid_range_drops_are_found(calibration: ModuleType, what: str, floor: fl
 #: Suites per drift cell: a false-alarm rate near 0.05 moves by about 0.015 at this size, so the
 #: bounds below hold the targets with two standard errors of margin.
 DRIFT_SUITES = 200
-#: The chosen guard: a case the deep baseline calls regressed takes a concurrent control of the
-#: baseline's own version (as many repeats as the candidate's, at least 40), judged in a family
-#: of the controlled cases at half the look's alpha.
-CONTROL = {"control": 40, "matched": True, "own_family": True, "control_alpha": 0.5}
+#: The guards held: the chosen one (a case the deep baseline calls regressed takes a concurrent
+#: control of the baseline's own version, as many repeats as the candidate's and at least 40,
+#: judged at each later look in a family of the controlled cases at half the look's alpha), and
+#: the one `check` takes (after the last look, at least 20, beside as many fresh candidate
+#: repeats, at the check's alpha).
+GUARDS = {
+    "chosen": {"control": 40, "matched": True, "own_family": True, "control_alpha": 0.5},
+    "check's": {"control": 20, "matched": True, "own_family": True, "after_last_look": True},
+}
 
 
+@pytest.mark.parametrize("guard", list(GUARDS))
 @pytest.mark.parametrize(
     "sessions", [{"rho": 0.05}, {"off": True}], ids=["rho 0.05", "baseline off"]
 )
 def test_a_concurrent_control_keeps_false_alarms_rare_when_sessions_drift(
-    calibration: ModuleType, sessions: dict[str, object]
+    calibration: ModuleType, sessions: dict[str, object], guard: str
 ) -> None:
     variant = calibration.Variant(
-        *NOISY, sessions=calibration.Sessions(**sessions), guard=calibration.Guard(**CONTROL)
+        *NOISY,
+        sessions=calibration.Sessions(**sessions),
+        guard=calibration.Guard(**GUARDS[guard]),
     )
     null = calibration.sequential_cell((variant, 5, DRIFT_SUITES, 21, "null binary"))
     assert np.mean([o.failed for o in null]) <= 0.05 + 0.03
