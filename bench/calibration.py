@@ -14,22 +14,32 @@ mixes, the current one and an LLM-like noisy one (15 cases at pass rate 1.0, 10 
 candidate repeats per unchanged case, the repeats spent on the changed case, and the baseline's
 one-time calls; --depth, --cap and --rho compare other designs through the same code.
 
+Drift between sessions (--drift): a model server does not keep one pass rate per case. Each
+session (the deep baseline's adoption, each check, with --look-sessions each look) draws a case's
+rate from a beta around its mean with intra-session correlation rho; --off adds an adoption that
+sits off. The drift table prints the deep baseline alone beside designs that guard against
+drift: a concurrent control of the baseline's own version for a case the deep baseline calls
+regressed (--control), or a baseline discounted by the design effect (--deff-prior).
+
 Usage: python bench/calibration.py [--suites 2000] [--seed 1] [--rules ...] [--depth 100 30]
+       python bench/calibration.py --rules --drift 0 0.02 0.05 0.1 --off --control matched:40,own,alpha=0.5
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import multiprocessing.pool
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import orjson
+import scipy.stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -37,7 +47,7 @@ from noisefloor import stats  # noqa: E402
 from noisefloor.model.records import CaseBand, ScorerBand  # noqa: E402
 from noisefloor.model.report import CaseReport, ComparedCase  # noqa: E402
 from noisefloor.model.verdict import Verdict  # noqa: E402
-from noisefloor.rules import get_rule  # noqa: E402
+from noisefloor.rules import Rule, get_rule  # noqa: E402
 from noisefloor.rules.exit_policy import exit_code_for  # noqa: E402
 from noisefloor.rules.sequential import Stop, settle, step  # noqa: E402
 from noisefloor.settings import (  # noqa: E402
@@ -200,31 +210,96 @@ class Outcome:
     """Candidate repeats over every case."""
     spent: int
     """Candidate repeats of case 0."""
+    control_calls: int = 0
+    """Repeats of concurrent controls over every case."""
+    control_spent: int = 0
+    """Repeats of case 0's concurrent control."""
+
+
+def _look(
+    rule: Rule,
+    settings: RuleSettings,
+    looked: list[tuple[int, int]],
+    running: set[int],
+    controlled: set[int],
+    draw: Callable[[int, int], ComparedCase],
+    control: BinaryCheck | None,
+    look: int,
+) -> dict[int, CaseReport]:
+    """One look's verdicts. Without a control, the rule's decision over every looked case against
+    the deep baseline. With one, a running case the look calls regressed against the baseline
+    takes its control and is judged against it (in the look's family, decided again until no new
+    case is called regressed against the baseline; or in a family of the controlled cases)."""
+    compared = {i: draw(i, n) for i, n in looked}
+    ids = [i for i, _ in looked]
+    at = dict(looked)
+    if control is None:
+        decided, _ = rule.decide([compared[i] for i in ids], settings)
+        return dict(zip(ids, decided, strict=True))
+    for i in controlled & running:
+        control.take_control(i, at[i], look)
+    own = control.guard.own_family
+    while True:
+        if not own:
+            for i in controlled & set(ids):
+                compared[i] = control.against_control(i, at[i])
+        decided, _ = rule.decide([compared[i] for i in ids], settings)
+        flagged = [
+            i
+            for i, case in zip(ids, decided, strict=True)
+            if i in running and i not in controlled and case.verdict is Verdict.REGRESSED
+        ]
+        controlled.update(flagged)
+        for i in flagged:
+            control.take_control(i, at[i], look)
+        if own or not flagged:
+            break
+    verdicts = dict(zip(ids, decided, strict=True))
+    judged = sorted(controlled & set(ids))
+    if own and judged:
+        strict = replace(settings, alpha=settings.alpha * control.guard.control_alpha)
+        against, _ = rule.decide([control.against_control(i, at[i]) for i in judged], strict)
+        verdicts.update(zip(judged, against, strict=True))
+    return verdicts
 
 
 def sequential_suite(
-    design: Design, first: int, draw: Callable[[int, int], ComparedCase], family: str = "every"
+    design: Design,
+    first: int,
+    draw: Callable[[int, int], ComparedCase],
+    family: str = "every",
+    control: BinaryCheck | None = None,
 ) -> Outcome:
     """One suite through the sequential design's own functions: each look compares every case
     (the running ones at their new repeats, the stopped ones at the tables they stopped with),
     decides at the look's share of alpha, then `step` stops cases; `settle` ends the rest.
     `draw(i, n)` compares case i with its first n candidate repeats. `family="running"` is the
-    trap the design avoids: each look's correction over the running cases only."""
+    trap the design avoids: each look's correction over the running cases only. With `control`,
+    a running case the look calls regressed takes its concurrent control instead, and the look
+    decides again with that case judged against its control (until no new case is called
+    regressed against the baseline); or, with a control taken after the last look, each case
+    the looks left regressed is confirmed against it then."""
     rule = get_rule(RuleName.EXACT)
     sizes = design.schedule(first)
     shares = stats.spending(sizes, design.rho)
     at = dict.fromkeys(range(M), first)
     running = set(range(M))
+    controlled: set[int] = set()
+    per_look = control if control is not None and not control.guard.after_last_look else None
     final: dict[int, CaseReport] = {}
     stops: dict[int, Stop] = {}
     for j, size in enumerate(sizes):
         for i in running:
             at[i] = size
         looked = [i for i in range(M) if family == "every" or i in running]
-        decided, _ = rule.decide([draw(i, at[i]) for i in looked], design.look(SEQ, shares[j]))
+        settings = design.look(SEQ, shares[j])
+        decided = _look(
+            rule, settings, [(i, at[i]) for i in looked], running, controlled, draw, per_look, j
+        )
         futility = design.futility_at(j, len(sizes))
-        for i, case in zip(looked, decided, strict=True):
+        for i in looked:
             if i in running:
+                case = decided[i]
                 final[i] = case
                 stop = step(case, futility)
                 if stop is not None:
@@ -233,32 +308,204 @@ def sequential_suite(
         if not running:
             break
     cases = [settle(final[i], stops[i], "raise --max-repeats") for i in range(M)]
+    if control is not None and control.guard.after_last_look:
+        cases = control.confirm_after_last_look(cases, at, len(sizes) - 1)
     counts: dict[str, int] = {}
     for case in cases:
         counts[case.verdict.value] = counts.get(case.verdict.value, 0) + 1
-    return Outcome(
+    outcome = Outcome(
         failed=exit_code_for(counts, strict=False) != 0,
         flagged=cases[0].verdict is Verdict.REGRESSED,
         calls=sum(at.values()),
         spent=at[0],
     )
+    if control is not None:
+        outcome.control_calls = int(control.control_n.sum() + control.fresh_n.sum())
+        outcome.control_spent = int(control.control_n[0] + control.fresh_n[0])
+    return outcome
 
 
-def binary_draws(
-    mix: str, depth: int, cap: int, change: tuple[float, float] | None, rng: np.random.Generator
-) -> Callable[[int, int], ComparedCase]:
-    """Case i's baseline is drawn once (the deep baseline), its candidate repeat by repeat."""
-    pb = NOISY.copy() if mix == "noisy" else _null_rates(rng)
-    pc = pb.copy()
-    if change is not None:
-        pb[0], pc[0] = change
-    kb = rng.binomial(depth, pb)
-    passes = np.cumsum(rng.random((M, cap)) < pc[:, None], axis=1)
+@dataclass(frozen=True)
+class Sessions:
+    """How a case's pass rate moves between sessions of the target (a model server's load,
+    batch and state). Every session draws each case's rate from a beta distribution with the
+    case's mean and intra-session correlation `rho` (a + b = (1 - rho) / rho; a case at 0 or 1
+    stays there; rho 0 is the fixed rate). The deep baseline's adoption is one session, a check
+    another, and with `per_look` each look of a check its own. `off`: the adoption session sits
+    off, as measured once (research/statistics.md section 10): each mid-range case (mean in
+    [0.3, 0.8]) adopted at its mean plus or minus U[0.15, 0.20], the sign a coin toss per case,
+    clipped to [0.02, 0.98]; every other session as `rho` says."""
 
-    def draw(i: int, n: int) -> ComparedCase:
-        return _named(_pair_compare(int(kb[i]), depth, int(passes[i, n - 1]), n), i)
+    rho: float = 0.0
+    off: bool = False
+    per_look: bool = False
 
-    return draw
+    @property
+    def fixed(self) -> bool:
+        """Every session at the case's mean: the simulation without drift."""
+        return self.rho == 0 and not self.off
+
+    def label(self) -> str:
+        label = f"rho {self.rho:g}" + (", baseline off" if self.off else "")
+        return label + (", a session per look" if self.per_look else "")
+
+
+def session_rates(means: np.ndarray, u: np.ndarray, rho: float) -> np.ndarray:
+    """Each case's rate in each session (columns of `u`): the beta quantile `u` around the case's
+    mean. Two versions of a case given the same `u` move together (a session's state pushes both
+    the same way); at rho 0 every session sits at the mean."""
+    rates = np.broadcast_to(means[:, None], u.shape).copy()
+    if rho == 0:
+        return rates
+    inner = (means > 0) & (means < 1)
+    total = (1 - rho) / rho
+    p = means[inner, None]
+    rates[inner] = scipy.stats.beta.ppf(u[inner], p * total, (1 - p) * total)
+    return rates
+
+
+#: Mean pass rates whose adoption sits off in an off session, how far, and the clip.
+OFF_MEANS, OFF_SHIFT, OFF_CLIP = (0.3, 0.8), (0.15, 0.20), (0.02, 0.98)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What a design does against drift. The deep-only design does nothing. `control`: a case
+    the deep baseline calls regressed takes that many repeats of the baseline's own version in
+    the candidate's session (with `matched`, as many as the candidate has beyond that, growing
+    with its looks), and from then on is judged against that control by the same rule at each
+    look's alpha: in the same family as every other case, or with `own_family` in a family of
+    the controlled cases alone, at `control_alpha` times the look's alpha. `after_last_look`
+    (as `check` takes it): the looks run against the deep baseline alone; each case they leave
+    regressed then takes its control once, beside as many fresh candidate repeats, and stays
+    regressed only when those are worse than the control (the controlled cases one family, at
+    the check's alpha). `deff_prior`: the
+    baseline's n and k shrunk by the design effect 1 + (n - 1) rho of n repeats taken in one
+    session."""
+
+    control: int | None = None
+    matched: bool = False
+    own_family: bool = False
+    control_alpha: float = 1.0
+    after_last_look: bool = False
+    deff_prior: float = 0.0
+
+    def control_repeats(self, candidate: int) -> int:
+        """The control a case wants beside `candidate` repeats."""
+        least = self.control or 0
+        return max(least, candidate) if self.matched else least
+
+    def label(self) -> str:
+        if self.control is not None:
+            label = (
+                "control "
+                + ("matched" if self.matched else "")
+                + (f"{', at least ' if self.matched else ''}{self.control}" if self.control else "")
+            )
+            label += ", own family" if self.own_family else ""
+            label += ", after the last look, beside fresh repeats" if self.after_last_look else ""
+            return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
+        if self.deff_prior:
+            return f"deff {self.deff_prior:g}"
+        return "deep only"
+
+
+class BinaryCheck:
+    """One simulated suite's binary cases: case i's deep baseline drawn once in the adoption
+    session, its candidate repeat by repeat in the check's session (or each look's), and the
+    repeats of a concurrent control in the session of the look that takes them. Called as
+    `check(i, n)`: case i against the deep baseline at n candidate repeats."""
+
+    def __init__(
+        self,
+        mix: str,
+        depth: int,
+        sizes: list[int],
+        change: tuple[float, float] | None,
+        rng: np.random.Generator,
+        sessions: Sessions,
+        guard: Guard,
+    ) -> None:
+        cap = sizes[-1]
+        pb = NOISY.copy() if mix == "noisy" else _null_rates(rng)
+        pc = pb.copy()
+        if change is not None:
+            pb[0], pc[0] = change
+        looks = len(sizes) if sessions.per_look and not sessions.fixed else 1
+        self.per_look = looks > 1
+        if sessions.fixed:
+            adopted, cand_rates, self.control_rates = pb, pc[:, None], pb[:, None]
+        else:
+            adopted = session_rates(pb, rng.random((M, 1)), sessions.rho)[:, 0]
+            if sessions.off:
+                shift = rng.uniform(*OFF_SHIFT, M) * rng.choice([-1.0, 1.0], M)
+                mid = (pb >= OFF_MEANS[0]) & (pb <= OFF_MEANS[1])
+                adopted = np.where(mid, np.clip(pb + shift, *OFF_CLIP), adopted)
+            u = rng.random((M, looks))
+            cand_rates = session_rates(pc, u, sessions.rho)
+            self.control_rates = session_rates(pb, u, sessions.rho)
+        self.kb = rng.binomial(depth, adopted)
+        self.depth = depth
+        segment = np.searchsorted(sizes, np.arange(cap), side="right")
+        rates = cand_rates[:, segment] if self.per_look else cand_rates
+        self.passes = np.cumsum(rng.random((M, cap)) < rates, axis=1)
+        self.guard = guard
+        self.baseline_n = depth
+        if guard.deff_prior:
+            self.baseline_n = max(1, round(depth / (1 + (depth - 1) * guard.deff_prior)))
+        if guard.control is not None:
+            most = guard.control_repeats(cap)
+            self.control_u = rng.random((M, most))
+            self.control_k = np.zeros(M, dtype=int)
+            self.control_n = np.zeros(M, dtype=int)
+            self.fresh_n = np.zeros(M, dtype=int)
+            if guard.after_last_look:
+                self.fresh_u = rng.random((M, most))
+                self.last_rates = cand_rates[:, -1]
+
+    def __call__(self, i: int, n: int) -> ComparedCase:
+        nb = self.baseline_n
+        kb = round(int(self.kb[i]) * nb / self.depth)
+        return _named(_pair_compare(kb, nb, int(self.passes[i, n - 1]), n), i)
+
+    def take_control(self, i: int, n: int, look: int) -> None:
+        """Case i's control, up to what the design wants beside n candidate repeats, taken in the
+        session of look `look`."""
+        want = self.guard.control_repeats(n)
+        have = int(self.control_n[i])
+        if want <= have:
+            return
+        rate = self.control_rates[i, look if self.per_look else 0]
+        self.control_k[i] += int(np.sum(self.control_u[i, have:want] < rate))
+        self.control_n[i] = want
+
+    def confirm_after_last_look(
+        self, cases: list[CaseReport], at: dict[int, int], last_look: int
+    ) -> list[CaseReport]:
+        """Each case the looks left regressed takes its control and as many fresh candidate
+        repeats beside it, in the last look's session, and stays regressed only when those are
+        worse than the control (the rule's decide over the controlled cases, at the check's
+        alpha); else its verdict is the one against the control."""
+        flagged = [i for i, case in enumerate(cases) if case.verdict is Verdict.REGRESSED]
+        if not flagged:
+            return cases
+        compared = []
+        for i in flagged:
+            self.take_control(i, at[i], last_look)
+            m = int(self.control_n[i])
+            fresh = int(np.sum(self.fresh_u[i, :m] < self.last_rates[i]))
+            self.fresh_n[i] = m
+            compared.append(_named(_pair_compare(int(self.control_k[i]), m, fresh, m), i))
+        against, _ = get_rule(RuleName.EXACT).decide(compared, SEQ)
+        confirmed = list(cases)
+        for i, case in zip(flagged, against, strict=True):
+            if case.verdict is not Verdict.REGRESSED:
+                confirmed[i] = case
+        return confirmed
+
+    def against_control(self, i: int, n: int) -> ComparedCase:
+        k, m = int(self.control_k[i]), int(self.control_n[i])
+        return _named(_pair_compare(k, m, int(self.passes[i, n - 1]), n), i)
 
 
 def continuous_draws(
@@ -298,13 +545,16 @@ def _constant_pair(nb: int, nc: int) -> bytes:
 @dataclass(frozen=True)
 class Variant:
     """One sequential design the bench compares: a mix, the baseline's depth, the cap, the
-    spending function's exponent, and which cases each look's correction counts."""
+    spending function's exponent, which cases each look's correction counts, how pass rates
+    move between sessions, and what the design does against that drift."""
 
     mix: str
     depth: int
     cap: int
     rho: float
     family: str = "every"
+    sessions: Sessions = Sessions()
+    guard: Guard = Guard()
 
     def design(self) -> Design:
         return Design(max_repeats=self.cap, baseline_repeats=self.depth, rho=self.rho)
@@ -312,24 +562,29 @@ class Variant:
 
 def sequential_cell(cell: tuple[Variant, int, int, int, str]) -> list[Outcome]:
     """One cell of a sequential row: a variant, and nothing changed (binary or continuous), or
-    one change; its own random stream."""
+    one change; its own random stream. Sessions and guards act on binary cases only."""
     variant, first, suites, seed, what = cell
     mix, depth, cap = variant.mix, variant.depth, variant.cap
     design = variant.design()
+    sizes = design.schedule(first)
     rng = np.random.default_rng(seed)
     changes = {label: (p_b, p_c) for label, p_b, p_c in SEQ_CHANGES}
-    draws: Callable[..., Callable[[int, int], ComparedCase]]
-    change: object
-    if what in ("null binary", "null continuous"):
-        draws, change = (binary_draws if what == "null binary" else continuous_draws), None
-    elif what in changes:
-        draws, change = binary_draws, changes[what]
-    else:
-        draws, change = continuous_draws, SHIFT_SD
-    return [
-        sequential_suite(design, first, draws(mix, depth, cap, change, rng), variant.family)
-        for _ in range(suites)
-    ]
+    if what in ("null continuous", f"{SHIFT_SD:g} sd"):
+        shift = None if what == "null continuous" else SHIFT_SD
+        return [
+            sequential_suite(
+                design, first, continuous_draws(mix, depth, cap, shift, rng), variant.family
+            )
+            for _ in range(suites)
+        ]
+    outcomes = []
+    for _ in range(suites):
+        check = BinaryCheck(
+            mix, depth, sizes, changes.get(what), rng, variant.sessions, variant.guard
+        )
+        control = check if variant.guard.control is not None else None
+        outcomes.append(sequential_suite(design, first, check, variant.family, control))
+    return outcomes
 
 
 SEQ_CELLS = ["null binary", "null continuous", *(c[0] for c in SEQ_CHANGES), f"{SHIFT_SD:g} sd"]
@@ -357,6 +612,30 @@ def sequential_row(variant: Variant, first: int, results: dict[str, list[Outcome
     return row
 
 
+#: The cells of a drift row: binary only (sessions move pass rates).
+DRIFT_CELLS = ["null binary", *(c[0] for c in SEQ_CHANGES)]
+
+
+def drift_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -> list[str]:
+    """A row of the drift table: a design under one way sessions drift, with its FAR, power
+    per change, calls per unchanged case (controls included, and of them the controls'), and
+    the repeats spent on the changed case (controls included)."""
+    null = results["null binary"]
+    row = [variant.mix, variant.guard.label(), variant.sessions.label()]
+    row.append(f"{100 * np.mean([o.failed for o in null]):.1f}%")
+    spent = []
+    for label, _, _ in SEQ_CHANGES:
+        hits = [o.flagged for o in results[label]]
+        if label == "1.0->0.0":  # it must be decided at the first look
+            hits = [o.flagged and o.spent <= first for o in results[label]]
+        row.append(f"{100 * np.mean(hits):.1f}%")
+        spent.append(f"{np.mean([o.spent + o.control_spent for o in results[label]]):.1f}")
+    row.append(f"{np.mean([o.calls + o.control_calls for o in null]) / M:.2f}")
+    row.append(f"{np.mean([o.control_calls for o in null]) / M:.2f}")
+    row.append(" / ".join(spent))
+    return row
+
+
 def share(
     fn: Callable[[np.random.Generator], tuple[bool, bool]],
     suites: int,
@@ -381,6 +660,97 @@ def row_of(cell: tuple[RuleName, int, int, int]) -> list[str]:
         f"{100 * share(lambda r: continuous_suite(rule, n, r, SHIFT_SD), suites, rng, 1):.1f}%"
     )
     return row
+
+
+def _control_guard(value: str) -> Guard:
+    """`M` (a control of M repeats), `matched` (as many as the candidate's), `matched:M` (as
+    many, at least M), then `,own` for a family of the controlled cases alone, `,alpha=S` for
+    a share S of the look's alpha against the control, and `,after` for a control taken after
+    the last look beside fresh candidate repeats (as `check` takes it)."""
+    spec, *options = value.split(",")
+    own, after, alpha = False, False, 1.0
+    for option in options:
+        if option == "own":
+            own = True
+        elif option == "after":
+            after = True
+        elif option.startswith("alpha="):
+            alpha = float(option.removeprefix("alpha="))
+        else:
+            raise argparse.ArgumentTypeError(
+                f"{value}: {option!r} is not 'own', 'after' or 'alpha=S'"
+            )
+    matched, _, least = spec.partition(":") if spec.startswith("matched") else ("", "", spec)
+    repeats = int(least) if least else 0
+    if repeats < 0 or not (repeats or matched) or not 0 < alpha <= 1 or (alpha < 1 and not own):
+        raise argparse.ArgumentTypeError(
+            f"{value}: no control, or an alpha share outside (0, 1] or without a family of its own"
+        )
+    return Guard(
+        control=repeats,
+        matched=bool(matched),
+        own_family=own or after,
+        control_alpha=alpha,
+        after_last_look=after,
+    )
+
+
+def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> None:
+    """The deep-only design and the guarded ones, under every drift cell, side by side. A cell's
+    random stream is that of the same mix and change in the sequential table: at rho 0 the deep-only
+    design prints the sequential table's binary figures, and every design meets the same draws
+    of baselines and candidates."""
+    drifts = [Sessions(rho, per_look=args.look_sessions) for rho in args.drift]
+    if args.off:
+        drifts.append(Sessions(0.0, off=True, per_look=args.look_sessions))
+    guards = [
+        Guard(),
+        *args.control,
+        *(Guard(deff_prior=rho) for rho in args.deff_prior),
+    ]
+    print(
+        "\n# drift between sessions: each session draws a case's pass rate from a beta around its "
+        "mean with intra-session correlation rho; the adoption of the deep baseline is one "
+        "session, each check another"
+        + (", each look its own" if args.look_sessions else "")
+        + "; baseline off = the adoption session puts each case with a mean in [0.3, 0.8] at its "
+        "mean +/- U[0.15, 0.20] (random sign); calls/case = mean candidate repeats per case on "
+        "unchanged suites, controls included (of them: controls); spent = on the changed case, "
+        "controls included\n"
+    )
+    head = [
+        "mix",
+        "design",
+        "sessions",
+        "FAR binary",
+        *(f"flag {c[0]}" for c in SEQ_CHANGES),
+        "calls/case",
+        "of them controls",
+        "spent " + " / ".join(c[0] for c in SEQ_CHANGES),
+    ]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    base = args.depth[0], args.cap[0], args.rho[0]
+    variants = [
+        Variant(mix, *base, sessions=sessions, guard=guard)
+        for mix in args.mixes
+        for guard in guards
+        for sessions in drifts
+    ]
+    cells = [
+        (variant, args.first, args.suites, _sequential_seed(args.seed, variant.mix, what), what)
+        for variant in variants
+        for what in DRIFT_CELLS
+    ]
+    outcomes = pool.imap(sequential_cell, cells, chunksize=1)
+    for variant in variants:
+        results = {what: next(outcomes) for what in DRIFT_CELLS}
+        print("| " + " | ".join(drift_row(variant, args.first, results)) + " |", flush=True)
+
+
+def _sequential_seed(seed: int, mix: str, what: str) -> int:
+    """The seed of a mix's cell in the sequential table (its default variant, both mixes)."""
+    return seed * 7919 + list(NOISY_SHARE).index(mix) * len(SEQ_CELLS) + SEQ_CELLS.index(what)
 
 
 def main() -> None:
@@ -427,6 +797,40 @@ def main() -> None:
     parser.add_argument(
         "--mixes", nargs="*", default=list(NOISY_SHARE), help="case mixes of the sequential rows"
     )
+    parser.add_argument(
+        "--drift",
+        type=float,
+        nargs="+",
+        help="intra-session correlations of pass rates: prints the drift table (binary cells, "
+        "the deep baseline alone and the designs --control and --deff-prior name) in place of the "
+        "sequential one",
+    )
+    parser.add_argument(
+        "--off",
+        action="store_true",
+        help="adds a drift cell whose adoption session sits off (Sessions), every other at the mean",
+    )
+    parser.add_argument(
+        "--look-sessions",
+        action="store_true",
+        help="each look of a check is its own session (default: the whole check is one)",
+    )
+    parser.add_argument(
+        "--control",
+        type=_control_guard,
+        nargs="+",
+        default=[],
+        help="designs with a concurrent control: M repeats, 'matched' (as many as the "
+        "candidate's, growing with its looks) or 'matched:M' (at least M); ',own' judges the "
+        "controlled cases in a family of their own",
+    )
+    parser.add_argument(
+        "--deff-prior",
+        type=float,
+        nargs="+",
+        default=[],
+        help="designs whose baseline is shrunk by the design effect at this correlation",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     head = (
@@ -450,7 +854,9 @@ def main() -> None:
             print("|" + "---|" * len(head))
             for row in pool.imap(row_of, cells):
                 print("| " + " | ".join(row) + " |", flush=True)
-        if args.mixes:
+        if args.drift:
+            drift_table(pool, args)
+        elif args.mixes:
             print(
                 "\n# the sequential design of `check`: looks at growing candidate repeats against "
                 "a deep baseline; mixes: current (70% of cases at 1.0, 15% at U[0.8, 0.99], 15% at "

@@ -24,6 +24,17 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
             "| noisy | 100 | 5/10/20/40/60 | 1 | every |",
         ),
         (
+            "calibration.py",
+            [
+                *("--suites", "2", "--rules", "--workers", "1", "--mixes", "noisy"),
+                *("--drift", "0.05", "--off", "--look-sessions"),
+                *("--control", "matched:40,own,alpha=0.5", "matched:20,after"),
+                *("--deff-prior", "0.05"),
+            ],
+            "| noisy | control matched, at least 40, own family, alpha x0.5 | rho 0, baseline off, "
+            "a session per look |",
+        ),
+        (
             "montecarlo_checks.py",
             ["--checks", "1", "--cases", "2", "--depth", "6", "--jobs", "2"],
             "| planted 1.0 -> 0.6 | 1 |",

@@ -49,3 +49,41 @@ def test_mid_range_drops_are_found(calibration: ModuleType, what: str, floor: fl
     variant = calibration.Variant(*NOISY)
     changed = calibration.sequential_cell((variant, 5, SUITES, 12, what))
     assert np.mean([o.flagged for o in changed]) >= floor
+
+
+#: Suites per drift cell: a false-alarm rate near 0.05 moves by about 0.015 at this size, so the
+#: bounds below hold the targets with two standard errors of margin.
+DRIFT_SUITES = 200
+#: The guards held: the chosen one (a case the deep baseline calls regressed takes a concurrent
+#: control of the baseline's own version, as many repeats as the candidate's and at least 40,
+#: judged at each later look in a family of the controlled cases at half the look's alpha), and
+#: the one `check` takes (after the last look, at least 20, beside as many fresh candidate
+#: repeats, at the check's alpha).
+GUARDS = {
+    "chosen": {"control": 40, "matched": True, "own_family": True, "control_alpha": 0.5},
+    "check's": {"control": 20, "matched": True, "own_family": True, "after_last_look": True},
+}
+
+
+@pytest.mark.parametrize("guard", list(GUARDS))
+@pytest.mark.parametrize(
+    "sessions", [{"rho": 0.05}, {"off": True}], ids=["rho 0.05", "baseline off"]
+)
+def test_a_concurrent_control_keeps_false_alarms_rare_when_sessions_drift(
+    calibration: ModuleType, sessions: dict[str, object], guard: str
+) -> None:
+    variant = calibration.Variant(
+        *NOISY,
+        sessions=calibration.Sessions(**sessions),
+        guard=calibration.Guard(**GUARDS[guard]),
+    )
+    null = calibration.sequential_cell((variant, 5, DRIFT_SUITES, 21, "null binary"))
+    assert np.mean([o.failed for o in null]) <= 0.05 + 0.03
+
+
+def test_an_adoption_session_that_sits_off_breaks_a_check_without_a_guard(
+    calibration: ModuleType,
+) -> None:
+    variant = calibration.Variant(*NOISY, sessions=calibration.Sessions(off=True))
+    null = calibration.sequential_cell((variant, 5, DRIFT_SUITES, 21, "null binary"))
+    assert np.mean([o.failed for o in null]) >= 0.5
