@@ -379,7 +379,8 @@ class Guard:
     (as `check` takes it): the looks run against the deep baseline alone; each case they leave
     regressed then takes its control once, beside as many fresh candidate repeats, and stays
     regressed only when those are worse than the control (the controlled cases one family, at
-    the check's alpha). `deff_prior`: the
+    the check's alpha); with `pooled`, every repeat the candidate took is judged against the
+    control, the looks' and the fresh ones, as `check` judges them. `deff_prior`: the
     baseline's n and k shrunk by the design effect 1 + (n - 1) rho of n repeats taken in one
     session."""
 
@@ -388,6 +389,7 @@ class Guard:
     own_family: bool = False
     control_alpha: float = 1.0
     after_last_look: bool = False
+    pooled: bool = False
     deff_prior: float = 0.0
 
     def control_repeats(self, candidate: int) -> int:
@@ -404,6 +406,7 @@ class Guard:
             )
             label += ", own family" if self.own_family else ""
             label += ", after the last look, beside fresh repeats" if self.after_last_look else ""
+            label += ", every candidate repeat" if self.pooled else ""
             return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
@@ -495,7 +498,10 @@ class BinaryCheck:
             m = int(self.control_n[i])
             fresh = int(np.sum(self.fresh_u[i, :m] < self.last_rates[i]))
             self.fresh_n[i] = m
-            compared.append(_named(_pair_compare(int(self.control_k[i]), m, fresh, m), i))
+            kc, nc = fresh, m
+            if self.guard.pooled:  # the looks' repeats count beside the fresh ones
+                kc, nc = int(self.passes[i, at[i] - 1]) + fresh, at[i] + m
+            compared.append(_named(_pair_compare(int(self.control_k[i]), m, kc, nc), i))
         against, _ = get_rule(RuleName.EXACT).decide(compared, SEQ)
         confirmed = list(cases)
         for i, case in zip(flagged, against, strict=True):
@@ -665,20 +671,23 @@ def row_of(cell: tuple[RuleName, int, int, int]) -> list[str]:
 def _control_guard(value: str) -> Guard:
     """`M` (a control of M repeats), `matched` (as many as the candidate's), `matched:M` (as
     many, at least M), then `,own` for a family of the controlled cases alone, `,alpha=S` for
-    a share S of the look's alpha against the control, and `,after` for a control taken after
-    the last look beside fresh candidate repeats (as `check` takes it)."""
+    a share S of the look's alpha against the control, `,after` for a control taken after the
+    last look beside fresh candidate repeats, and with it `,pooled` to judge every candidate
+    repeat against the control (as `check` takes and judges it)."""
     spec, *options = value.split(",")
-    own, after, alpha = False, False, 1.0
+    own, after, pooled, alpha = False, False, False, 1.0
     for option in options:
         if option == "own":
             own = True
         elif option == "after":
             after = True
+        elif option == "pooled":
+            pooled = True
         elif option.startswith("alpha="):
             alpha = float(option.removeprefix("alpha="))
         else:
             raise argparse.ArgumentTypeError(
-                f"{value}: {option!r} is not 'own', 'after' or 'alpha=S'"
+                f"{value}: {option!r} is not 'own', 'after', 'pooled' or 'alpha=S'"
             )
     matched, _, least = spec.partition(":") if spec.startswith("matched") else ("", "", spec)
     repeats = int(least) if least else 0
@@ -692,6 +701,7 @@ def _control_guard(value: str) -> Guard:
         own_family=own or after,
         control_alpha=alpha,
         after_last_look=after,
+        pooled=pooled and after,
     )
 
 

@@ -110,7 +110,8 @@ def _from_settings(base: RunRecord, place: TargetPlace) -> BuiltTarget | str:
 class ConcurrentControl:
     """The repeats of the baseline's own version a check takes for the cases its deep baseline
     calls regressed: as many as the case's candidate took (at least `CONTROL_REPEATS`), with as
-    many more of the candidate's, interleaved in the check's own session."""
+    many fresh ones of the candidate's, interleaved in the check's own session; the fresh ones
+    are judged against the control."""
 
     def __init__(
         self,
@@ -176,7 +177,11 @@ class ConcurrentControl:
             )
         for cid, (control, grown) in wanted.items():
             taken.cases[cid] = grown
-            taken.windows[cid] = (grown.start, grown.repeats, control.start, control.repeats)
+            # only the repeats taken beside the control are judged against it: those that made
+            # the deep baseline call the case regressed were picked for looking bad, and judged
+            # again they would call drift a regression too often
+            fresh = grown.repeats - (control.repeats - control.start)
+            taken.windows[cid] = (fresh, grown.repeats, control.start, control.repeats)
         return taken
 
 
@@ -187,8 +192,8 @@ def control_verdicts(
     windows: Mapping[str, Windows],
     settings: RuleSettings,
 ) -> dict[str, CaseReport]:
-    """Each controlled case judged against its control: the candidate's repeats of this check
-    against the baseline version's taken beside them, the controlled cases one family."""
+    """Each controlled case judged against its control: the candidate's repeats taken beside
+    it against the baseline version's, the controlled cases one family."""
     if not windows:
         return {}
 
@@ -251,13 +256,13 @@ def _against(case: CaseReport) -> str:
 def _with(case: CaseReport, control: Control, screened: CaseReport | None = None) -> CaseReport:
     """`case` with the control in its sequential evidence (the screened case's, when `case` is
     the judgement against the control): the candidate's repeats then count those taken beside
-    the control, and a verdict against the control rests on all of them."""
+    the control too, and a verdict against the control rests on those alone."""
     sequential = (screened or case).sequential
     if sequential is None:
         return case
     update: dict[str, object] = {"control": control}
     if control.candidate_repeats:
-        update["candidate_repeats"] = control.candidate_repeats
+        update["candidate_repeats"] = sequential.candidate_repeats + control.candidate_repeats
         if screened is not None:
             update["verdict_repeats"] = control.candidate_repeats
     return case.model_copy(update={"sequential": sequential.model_copy(update=update)})

@@ -69,9 +69,10 @@ LOOKS = (10, 20, 40)
 #: FUTILITY[j] stops: no drop that matters is left plausible enough to pay for more repeats.
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
 #: Repeats of the baseline's own version a concurrent control takes at least (else as many as
-#: the case's candidate took), beside as many more of the candidate's: fewer could not tell a
-#: total break from drift (0/5 against 2/5 is p = 0.22; 0/20 against 10/20, p = 0.0002).
-CONTROL_REPEATS = 20
+#: the case's candidate took), beside as many fresh ones of the candidate's, which are judged
+#: against it: fewer lose mid-range drops (0.9 -> 0.5 found in 67% of checks at 20 instead of
+#: 81% without a control, bench/calibration.py on the noisy mix).
+CONTROL_REPEATS = 40
 #: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
 SPENDING_RHO = 1.0
 #: The store's directory when neither --root nor NOISEFLOOR_ROOT names one.

@@ -37,7 +37,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def repo(tmp_path: Path, cli: Any) -> Path:
     """A repository holding the fake target and its suite (versioned by its git tree), with a
-    30-repeat baseline adopted while every answer was right, committed."""
+    50-repeat baseline adopted while every answer was right, committed."""
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(FAKE, work / "fake_target.py")
@@ -49,7 +49,7 @@ def repo(tmp_path: Path, cli: Any) -> Path:
             "output": "json",
             "timeout_s": 20,
         },
-        "defaults": {"repeats": 5, "baseline_repeats": 30},
+        "defaults": {"repeats": 5, "baseline_repeats": 50},
         "cases": [answer_case("capital")],
     }
     write_suite(work, suite)
@@ -92,27 +92,29 @@ def test_drift_after_the_adoption_is_not_a_regression(
     assert result.code == 0, case["reason"]
     assert case["verdict"] in ("unchanged", "inconclusive")
     control = case["sequential"]["control"]
-    # 20 repeats of the baseline's commit, beside 20 more of the candidate's: half right on both
-    assert (control["repeats"], control["candidate_repeats"]) == (20, 25)
+    # 40 repeats of the baseline's commit, beside 40 fresh ones of the candidate's (judged against
+    # them, not the 5 that made the deep baseline call it regressed): half right on both
+    assert (control["repeats"], control["candidate_repeats"]) == (40, 40)
+    assert case["sequential"]["candidate_repeats"] == 45
     assert control["verdict"] != "regressed"
     assert "(drift), not a regression" in case["reason"]
-    assert "30/30" in case["reason"]  # the deep baseline's evidence stays in view
-    assert report["calls"] == 5 + 20 + 20
+    assert "50/50" in case["reason"]  # the deep baseline's evidence stays in view
+    assert report["calls"] == 5 + 40 + 40
     # the control's checkout is gone, and nothing of it is left for git
     assert worktrees(repo) == [str(repo.resolve())]
     assert [p.name for p in (repo / ".noisefloor" / "worktrees").iterdir()] == [".claims"]
-    # the control's repeats joined the baseline's own sample directory, r30 up
+    # the control's repeats joined the baseline's own sample directory, r50 up
     run = orjson.loads(
         (repo / ".noisefloor" / "runs" / "drift" / f"{report['candidate']}.json").read_bytes()
     )
-    assert run["sequential"]["controls"] == {"capital": [0, 25, 30, 50]}
-    # the control's calls (r30 up) and the candidate's (r5 up) went out interleaved, one of each
+    assert run["sequential"]["controls"] == {"capital": [5, 45, 50, 90]}
+    # the control's calls (r50 up) and the candidate's (r5 up) went out interleaved, one of each
     # in every block of the schedule: neither side took its repeats in one stretch
     repeats = [int(line.split()[1]) for line in log.read_text().splitlines()]
     assert sorted(repeats[:5]) == [0, 1, 2, 3, 4]
-    beside = [r >= 30 for r in repeats[5:]]
-    assert len(beside) == 40 and sum(beside) == 20
-    assert 7 <= sum(beside[:20]) <= 13, beside
+    beside = [r >= 50 for r in repeats[5:]]
+    assert len(beside) == 80 and sum(beside) == 40
+    assert 16 <= sum(beside[:40]) <= 24, beside
     # diff judges the stored run again the same way, its control included
     again = cli("--root", repo / ".noisefloor", "diff", "--format", "json")
     assert again.code == 0, again.out
@@ -137,8 +139,8 @@ def test_a_real_break_under_the_same_drift_is_still_regressed(
     assert case["verdict"] == "regressed"
     control = case["sequential"]["control"]
     assert control["verdict"] == "regressed"
-    assert control["repeats"] == 20
-    assert "10/20 -> 0/25" in control["reason"]
+    assert control["repeats"] == 40
+    assert "20/40 -> 0/40" in control["reason"]
 
 
 def test_without_a_runnable_baseline_version_the_deep_verdict_stands_and_says_why(
@@ -170,7 +172,7 @@ def test_a_budget_without_room_for_the_control_keeps_the_deep_verdict_and_says_s
     case = _case(report)
     assert result.code == 1
     assert case["sequential"]["control"] == {
-        "reason": "no concurrent control: --max-calls 10 leaves no room for its 40 calls"
+        "reason": "no concurrent control: --max-calls 10 leaves no room for its 80 calls"
     }
     assert report["calls"] == 5
 
@@ -197,10 +199,11 @@ def test_an_endpoint_whose_settings_changed_is_controlled_by_the_baselines_setti
     case = _case(report)
     assert result.code == 0, case["reason"]
     control = case["sequential"]["control"]
-    assert control["repeats"] == 20 and control["verdict"] != "regressed"
+    assert control["repeats"] == 40 and control["verdict"] != "regressed"
     assert "(drift), not a regression" in case["reason"]
     # the control asked with the baseline's settings, the candidate with its own
-    assert sent.count(None) == 20 and sent.count(0.7) == control["candidate_repeats"]
+    assert sent.count(None) == 40
+    assert sent.count(0.7) == case["sequential"]["candidate_repeats"]
 
 
 def test_an_endpoints_settings_are_kept_for_a_control_unless_a_secret_stands_among_them(
