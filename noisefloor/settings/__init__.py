@@ -70,8 +70,8 @@ LOOKS = (10, 20, 40)
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
 #: Repeats of the baseline's own version a concurrent control takes at least (else as many as
 #: the case's candidate took), beside as many fresh ones of the candidate's, which are judged
-#: against it: fewer lose mid-range drops (0.9 -> 0.5 found in 67% of checks at 20 instead of
-#: 81% without a control, bench/calibration.py on the noisy mix).
+#: against it: fewer lose mid-range drops (0.9 -> 0.5 is found in 67% of noisy checks with a
+#: control of 20, 75.5% with 40, 81.5% without one: docs/sequential.md).
 CONTROL_REPEATS = 40
 #: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
 SPENDING_RHO = 1.0
