@@ -12,7 +12,8 @@ check takes its samples:
 
 Prints, per server and case, each session's passes k/n, the pooled rate, Pearson's chi-square
 test that every session has the same rate (p), the intra-session correlation rho (the ANOVA
-estimator) and the design effect 1 + (m - 1) rho of a session of m repeats; `--json FILE` keeps
+estimator), the design effect 1 + (m - 1) rho of a session of m repeats, and how many sessions
+lie more than 2 binomial standard errors from the pooled rate; `--json FILE` keeps
 the raw counts, rewritten after every session, and `--replay FILE` prints them again.
 
 The servers are already listening at `--url` (default http://127.0.0.1:8765/v1), or started with
@@ -41,7 +42,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.drift_stats import design_effect, homogeneity_p, icc, pooled_rate  # noqa: E402
+from bench.drift_stats import (  # noqa: E402
+    design_effect,
+    homogeneity_p,
+    icc,
+    pooled_rate,
+    sessions_off,
+)
 from bench.real_models import (  # noqa: E402
     SMOLLM2,
     SUITE,
@@ -219,20 +226,24 @@ def table(record: dict[str, Any]) -> None:
     for server in record["servers"]:
         sessions = server["sessions"]
         print(f"\n## {server['model']}: {len(sessions)} sessions\n")
-        print("| case | sessions' k/n | pooled | homogeneity p | ICC rho | design effect |")
-        print("|---|---|---|---|---|---|")
+        print(
+            "| case | sessions' k/n | pooled | homogeneity p | ICC rho | design effect "
+            "| sessions > 2 SE off |"
+        )
+        print("|---|---|---|---|---|---|---|")
         for case in sorted({c for s in sessions for c in s["counts"]}):
             counts = [tuple(s["counts"][case]) for s in sessions if case in s["counts"]]
             each = " ".join(f"{k}/{n}" for k, n in counts)
             if sum(1 for _, n in counts if n) < 2:
-                print(f"| {case} | {each} | - | - | - | - |")
+                print(f"| {case} | {each} | - | - | - | - | - |")
                 continue
             rho = icc(counts)
             size = sum(n for _, n in counts) / len(counts)
             passes, repeats = sum(k for k, _ in counts), sum(n for _, n in counts)
             print(
                 f"| {case} | {each} | {passes}/{repeats} ({pooled_rate(counts):.2f}) | "
-                f"{homogeneity_p(counts):.3g} | {rho:.3f} | {design_effect(rho, size):.2f} |"
+                f"{homogeneity_p(counts):.3g} | {rho:.3f} | {design_effect(rho, size):.2f} | "
+                f"{sessions_off(counts, 2)} of {len(counts)} |"
             )
 
 

@@ -69,3 +69,14 @@ def design_effect(rho: float, session_size: float) -> float:
     if not 0 <= rho <= 1:
         raise ValueError(f"an intra-session correlation lies in [0, 1], not {rho}")
     return 1 + (session_size - 1) * rho
+
+
+def sessions_off(sessions: Sequence[Session], standard_errors: float) -> int:
+    """How many sessions' rates lie more than `standard_errors` binomial standard errors (at the
+    pooled rate and the session's size) from the pooled rate; about 5% of them beyond 2 when
+    repeats are independent."""
+    kept = _nonempty(sessions)
+    rate = pooled_rate(kept)
+    return sum(
+        1 for k, n in kept if abs(k / n - rate) > standard_errors * (rate * (1 - rate) / n) ** 0.5
+    )

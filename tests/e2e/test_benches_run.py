@@ -177,4 +177,6 @@ def test_the_drift_bench_prints_the_table_of_kept_counts(tmp_path: Path) -> None
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "| a | 3/30 27/30 3/30 27/30 | 60/120 (0.50) |" in proc.stdout
-    assert "| b | 15/30 15/30 15/30 15/30 | 60/120 (0.50) | 1 | 0.000 | 1.00 |" in proc.stdout
+    assert (
+        "| b | 15/30 15/30 15/30 15/30 | 60/120 (0.50) | 1 | 0.000 | 1.00 | 0 of 4 |" in proc.stdout
+    )

@@ -16,6 +16,7 @@ from bench.drift_stats import (
     icc,
     mean_session_size,
     pooled_rate,
+    sessions_off,
 )
 
 
@@ -121,3 +122,11 @@ def test_design_effect_grows_with_session_size_and_rho() -> None:
     with pytest.raises(ValueError):
         design_effect(-0.1, 30)
     assert not math.isnan(design_effect(0.5, 1))
+
+
+def test_sessions_off_counts_those_beyond_the_binomial_spread() -> None:
+    # pooled 0.5 over sessions of 30: one standard error is about 0.091
+    sessions = [(15, 30), (18, 30), (21, 30), (9, 30), (12, 30)]
+    assert sessions_off(sessions, 2) == 2
+    assert sessions_off(sessions, 1) == 4
+    assert sessions_off([(0, 30), (0, 30)], 2) == 0
