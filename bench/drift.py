@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -208,8 +209,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 started = time.perf_counter()
                 counts = session(model, cases, args, scratch, index)
                 seconds = round(time.perf_counter() - started, 1)
-                entry["sessions"].append({"counts": counts, "seconds": seconds})
-                print(f"{model.alias} session {index}: {counts} ({seconds} s)", flush=True)
+                load = round(os.getloadavg()[0], 1)
+                entry["sessions"].append({"counts": counts, "seconds": seconds, "load": load})
+                print(f"{model.alias} session {index}: {counts} ({seconds} s, load {load})")
                 record["finished"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
                 if args.json is not None:
                     args.json.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
