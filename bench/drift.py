@@ -14,7 +14,8 @@ Prints, per server and case, each session's passes k/n, the pooled rate, Pearson
 test that every session has the same rate (p), the intra-session correlation rho (the ANOVA
 estimator), the design effect 1 + (m - 1) rho of a session of m repeats, and how many sessions
 lie more than 2 binomial standard errors from the pooled rate; `--json FILE` keeps
-the raw counts, rewritten after every session, and `--replay FILE` prints them again.
+the raw counts, rewritten after every session, and `--replay FILE...` prints them again, and
+each model's files together.
 
 The servers are already listening at `--url` (default http://127.0.0.1:8765/v1), or started with
 examples/local-llm/serve.py under --llm-python for each `--model GGUF` (and `--smollm2`). When
@@ -218,35 +219,67 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     return record
 
 
+def how_taken(record: dict[str, Any]) -> str:
+    return (
+        f"mode {record['mode']} (--jobs {record['jobs']}), gap {record['gap_s']} s, "
+        f"restart {record['restart']}"
+    )
+
+
 def table(record: dict[str, Any]) -> None:
     print(
-        f"\n# {record['suite']}, {record['server']}, mode {record['mode']} "
-        f"(--jobs {record['jobs']}), gap {record['gap_s']} s, restart {record['restart']}, "
+        f"\n# {record['suite']}, {record['server']}, {how_taken(record)}, "
         f"{record['repeats']} repeats per session, {record['started']} to "
         f"{record.get('finished', '-')}"
     )
     for server in record["servers"]:
-        sessions = server["sessions"]
-        print(f"\n## {server['model']}: {len(sessions)} sessions\n")
+        case_table(server["model"], server["sessions"])
+
+
+def case_table(model: str, sessions: list[dict[str, Any]]) -> None:
+    """Per case: each session's k/n, the pooled rate, and how far the sessions spread."""
+    print(f"\n## {model}: {len(sessions)} sessions\n")
+    print(
+        "| case | sessions' k/n | pooled | homogeneity p | ICC rho | design effect "
+        "| sessions > 2 SE off |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for case in sorted({c for s in sessions for c in s["counts"]}):
+        counts = [tuple(s["counts"][case]) for s in sessions if case in s["counts"]]
+        each = " ".join(f"{k}/{n}" for k, n in counts)
+        if sum(1 for _, n in counts if n) < 2:
+            print(f"| {case} | {each} | - | - | - | - | - |")
+            continue
+        rho = icc(counts)
+        size = sum(n for _, n in counts) / len(counts)
+        passes, repeats = sum(k for k, _ in counts), sum(n for _, n in counts)
         print(
-            "| case | sessions' k/n | pooled | homogeneity p | ICC rho | design effect "
-            "| sessions > 2 SE off |"
+            f"| {case} | {each} | {passes}/{repeats} ({pooled_rate(counts):.2f}) | "
+            f"{homogeneity_p(counts):.3g} | {rho:.3f} | {design_effect(rho, size):.2f} | "
+            f"{sessions_off(counts, 2)} of {len(counts)} |"
         )
-        print("|---|---|---|---|---|---|---|")
-        for case in sorted({c for s in sessions for c in s["counts"]}):
-            counts = [tuple(s["counts"][case]) for s in sessions if case in s["counts"]]
-            each = " ".join(f"{k}/{n}" for k, n in counts)
-            if sum(1 for _, n in counts if n) < 2:
-                print(f"| {case} | {each} | - | - | - | - | - |")
-                continue
-            rho = icc(counts)
-            size = sum(n for _, n in counts) / len(counts)
-            passes, repeats = sum(k for k, _ in counts), sum(n for _, n in counts)
-            print(
-                f"| {case} | {each} | {passes}/{repeats} ({pooled_rate(counts):.2f}) | "
-                f"{homogeneity_p(counts):.3g} | {rho:.3f} | {design_effect(rho, size):.2f} | "
-                f"{sessions_off(counts, 2)} of {len(counts)} |"
+
+
+def together(records: list[dict[str, Any]]) -> None:
+    """Every kept file's sessions of one model as one table, to see whether the way sessions
+    were taken moves the rate (each file's sessions in the order given)."""
+    models = sorted({server["model"] for record in records for server in record["servers"]})
+    for model in models:
+        kept = [
+            (record, server["sessions"])
+            for record in records
+            for server in record["servers"]
+            if server["model"] == model
+        ]
+        if len(kept) < 2:
+            continue
+        print(
+            f"\n# {model}, the kept files together: "
+            + "; ".join(
+                f"{len(sessions)} sessions {how_taken(record)}" for record, sessions in kept
             )
+        )
+        case_table(model, [one for _, sessions in kept for one in sessions])
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -285,7 +318,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="keep the raw counts here")
     parser.add_argument(
-        "--replay", type=Path, metavar="FILE", help="print the table of a kept --json file"
+        "--replay",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="print the tables of kept --json files, and of each model's files together",
     )
     return parser.parse_args(argv)
 
@@ -294,7 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     if args.replay is not None:
-        table(json.loads(args.replay.read_text(encoding="utf-8")))
+        records = [json.loads(path.read_text(encoding="utf-8")) for path in args.replay]
+        for record in records:
+            table(record)
+        together(records)
         return 0
     try:
         record = measure(args)

@@ -153,7 +153,8 @@ def test_the_drift_bench_skips_without_a_model(extra: list[str], why: str) -> No
 
 
 def test_the_drift_bench_prints_the_table_of_kept_counts(tmp_path: Path) -> None:
-    """`drift.py --replay` prints each case's sessions, pooled rate, p, rho and design effect."""
+    """`drift.py --replay` prints each case's sessions, pooled rate, p, rho and design effect, per
+    kept file and for a model's files together."""
     counts = [{"a": [k, 30], "b": [15, 30]} for k in (3, 27, 3, 27)]
     record = {
         "started": "2026-01-01T00:00:00Z",
@@ -169,7 +170,7 @@ def test_the_drift_bench_prints_the_table_of_kept_counts(tmp_path: Path) -> None
     kept = tmp_path / "drift.json"
     kept.write_text(json.dumps(record), encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "drift.py"), "--replay", str(kept)],
+        [sys.executable, str(BENCH / "drift.py"), "--replay", str(kept), str(kept)],
         capture_output=True,
         text=True,
         timeout=60,
