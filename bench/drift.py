@@ -280,6 +280,29 @@ def together(records: list[dict[str, Any]]) -> None:
             )
         )
         case_table(model, [one for _, sessions in kept for one in sessions])
+        by_file(kept)
+
+
+def by_file(kept: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+    """Per case: each kept file's pooled k/n, and the homogeneity test across the files."""
+    print("\n| case | " + " | ".join(how_taken(record) for record, _ in kept) + " | p |")
+    print("|---|" + "---|" * len(kept) + "---|")
+    cases = sorted({c for _, sessions in kept for s in sessions for c in s["counts"]})
+    for case in cases:
+        pooled = [
+            (
+                sum(s["counts"][case][0] for s in sessions if case in s["counts"]),
+                sum(s["counts"][case][1] for s in sessions if case in s["counts"]),
+            )
+            for _, sessions in kept
+        ]
+        each = " | ".join(f"{k}/{n}" for k, n in pooled)
+        enough = sum(1 for _, n in pooled if n) >= 2
+        print(
+            f"| {case} | {each} | {homogeneity_p(pooled):.3g} |"
+            if enough
+            else f"| {case} | {each} | - |"
+        )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
