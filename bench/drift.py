@@ -74,7 +74,7 @@ def free_port() -> int:
 
 
 def server_version(python: str | None) -> str:
-    """The llama-cpp-python version under `python`, or what is known without it."""
+    """The llama-cpp-python version under `python`, the one serving what the bench started."""
     if python is None:
         return "unknown (server not started by the bench)"
     proc = subprocess.run(
@@ -117,6 +117,7 @@ def serving(args: argparse.Namespace, scratch: Path) -> Iterator[list[tuple[Mode
 
 
 def stop(model: Model) -> None:
+    """Stop `model`'s server if the bench started it and it still runs."""
     if model.started is not None and model.started.poll() is None:
         model.started.terminate()
         model.started.wait(timeout=30)
@@ -179,7 +180,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     cases = chosen_cases(args.cases)
     record: dict[str, Any] = {
         "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "server": server_version(args.llm_python),
         "suite": SUITE.name,
         "target": {
             k: v
@@ -198,6 +198,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         servers = stack.enter_context(serving(args, scratch))
         if args.restart and any(model.started is None for model, _ in servers):
             raise SystemExit("drift.py: --restart restarts only servers the bench started")
+        started_here = any(model.started is not None for model, _ in servers)
+        record["server"] = server_version(args.llm_python if started_here else None)
         for model, serve_args in servers:
             entry: dict[str, Any] = {"model": model.alias, "sessions": []}
             record["servers"].append(entry)
