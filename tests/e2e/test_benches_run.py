@@ -3,6 +3,7 @@ process. Their figures are measured by hand (README), never asserted here."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -135,3 +136,59 @@ def test_the_real_model_bench_skips_without_a_model(extra: list[str], why: str) 
     assert proc.stdout.startswith("skipped: ") and proc.stdout.count("\n") == 1, proc.stdout
     assert why in proc.stdout
     assert not proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ([], "no server at"),
+        (["--llm-python", sys.executable, "--model", __file__], "cannot import llama_cpp"),
+        (["--llm-python", sys.executable, "--model", "missing.gguf"], "no GGUF at"),
+        (["--smollm2"], "need --llm-python"),
+    ],
+)
+def test_the_drift_bench_skips_without_a_model(extra: list[str], why: str) -> None:
+    """`drift.py` needs a served model; without one it says why in one line, exit 0."""
+    url = [] if extra else ["--url", f"http://127.0.0.1:{_free_port()}/v1"]
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "drift.py"), *url, *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("skipped: ") and proc.stdout.count("\n") == 1, proc.stdout
+    assert why in proc.stdout
+    assert not proc.stderr
+
+
+def test_the_drift_bench_prints_the_table_of_kept_counts(tmp_path: Path) -> None:
+    """`drift.py --replay` prints each case's sessions, pooled rate, p, rho and design effect, per
+    kept file and for a model's files together."""
+    counts = [{"a": [k, 30], "b": [15, 30]} for k in (3, 27, 3, 27)]
+    record = {
+        "started": "2026-01-01T00:00:00Z",
+        "server": "llama-cpp-python 0.3.36",
+        "suite": "mid-range.yaml",
+        "mode": "interleaved",
+        "jobs": 1,
+        "gap_s": 0.0,
+        "restart": False,
+        "repeats": 30,
+        "servers": [{"model": "m", "sessions": [{"counts": c, "seconds": 1.0} for c in counts]}],
+    }
+    kept = tmp_path / "drift.json"
+    kept.write_text(json.dumps(record), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "drift.py"), "--replay", str(kept), str(kept)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| a | 3/30 27/30 3/30 27/30 | 60/120 (0.50) |" in proc.stdout
+    assert (
+        "| b | 15/30 15/30 15/30 15/30 | 60/120 (0.50) | 1 | 0.000 | 1.00 | 0 of 4 |" in proc.stdout
+    )
