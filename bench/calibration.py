@@ -604,18 +604,28 @@ def sequential_row(variant: Variant, first: int, results: dict[str, list[Outcome
     row = [variant.mix, f"{depth}", looks, f"{variant.rho:g}", variant.family]
     row.append(f"{100 * np.mean([o.failed for o in results['null binary']]):.1f}%")
     row.append(f"{100 * np.mean([o.failed for o in results['null continuous']]):.1f}%")
-    spent = []
-    for label, _, _ in SEQ_CHANGES:
-        hits = [o.flagged for o in results[label]]
-        if label == "1.0->0.0":  # it must be decided at the first look
-            hits = [o.flagged and o.spent <= first for o in results[label]]
-        row.append(f"{100 * np.mean(hits):.1f}%")
-        spent.append(f"{np.mean([o.spent for o in results[label]]):.1f}")
+    flagged, spent = _per_change(results, first, lambda o: o.spent)
+    row.extend(flagged)
     row.append(f"{100 * np.mean([o.flagged for o in results[f'{SHIFT_SD:g} sd']]):.1f}%")
     row.append(f"{np.mean([o.calls for o in results['null binary']]) / M:.2f}")
     row.append(" / ".join(spent))
     row.append(f"{depth * M}")
     return row
+
+
+def _per_change(
+    results: dict[str, list[Outcome]], first: int, spent_of: Callable[[Outcome], float]
+) -> tuple[list[str], list[str]]:
+    """Per change, the share of suites that flag it (a total break only when the first look
+    decides it) and the mean repeats `spent_of` counts on the changed case."""
+    flagged, spent = [], []
+    for label, _, _ in SEQ_CHANGES:
+        hits = [o.flagged for o in results[label]]
+        if label == "1.0->0.0":  # it must be decided at the first look
+            hits = [o.flagged and o.spent <= first for o in results[label]]
+        flagged.append(f"{100 * np.mean(hits):.1f}%")
+        spent.append(f"{np.mean([spent_of(o) for o in results[label]]):.1f}")
+    return flagged, spent
 
 
 #: The cells of a drift row: binary only (sessions move pass rates).
@@ -629,13 +639,8 @@ def drift_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -
     null = results["null binary"]
     row = [variant.mix, variant.guard.label(), variant.sessions.label()]
     row.append(f"{100 * np.mean([o.failed for o in null]):.1f}%")
-    spent = []
-    for label, _, _ in SEQ_CHANGES:
-        hits = [o.flagged for o in results[label]]
-        if label == "1.0->0.0":  # it must be decided at the first look
-            hits = [o.flagged and o.spent <= first for o in results[label]]
-        row.append(f"{100 * np.mean(hits):.1f}%")
-        spent.append(f"{np.mean([o.spent + o.control_spent for o in results[label]]):.1f}")
+    flagged, spent = _per_change(results, first, lambda o: o.spent + o.control_spent)
+    row.extend(flagged)
     row.append(f"{np.mean([o.calls + o.control_calls for o in null]) / M:.2f}")
     row.append(f"{np.mean([o.control_calls for o in null]) / M:.2f}")
     row.append(" / ".join(spent))
