@@ -57,14 +57,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
     ],
 )
 def test_a_bench_runs_on_a_tiny_input(script: str, args: list[str], expected: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _bench(script, *args, timeout=120)
     assert expected in proc.stdout
 
 
@@ -92,14 +85,7 @@ def test_the_side_by_side_bench_times_another_harness(tmp_path: Path) -> None:
         "--rounds",
         "1",
     ]
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "versus.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _bench("versus.py", *args, timeout=120)
     assert "the other harness:" in proc.stdout
     assert "noisefloor run against the other harness:" in proc.stdout
 
@@ -124,18 +110,8 @@ def test_the_real_model_bench_skips_without_a_model(extra: list[str], why: str) 
     urls = ["--qwen-url", f"http://127.0.0.1:{_free_port()}/v1"]
     urls += ["--smollm2-url", f"http://127.0.0.1:{_free_port()}/v1"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOISEFLOOR_")}
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "real_models.py"), *urls, *extra],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.startswith("skipped: ") and proc.stdout.count("\n") == 1, proc.stdout
-    assert why in proc.stdout
-    assert not proc.stderr
+    proc = _bench("real_models.py", *urls, *extra, timeout=60, env=env)
+    _skipped(proc, why)
 
 
 @pytest.mark.parametrize(
@@ -150,17 +126,8 @@ def test_the_real_model_bench_skips_without_a_model(extra: list[str], why: str) 
 def test_the_drift_bench_skips_without_a_model(extra: list[str], why: str) -> None:
     """`drift.py` needs a served model; without one it says why in one line, exit 0."""
     url = [] if extra else ["--url", f"http://127.0.0.1:{_free_port()}/v1"]
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "drift.py"), *url, *extra],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.startswith("skipped: ") and proc.stdout.count("\n") == 1, proc.stdout
-    assert why in proc.stdout
-    assert not proc.stderr
+    proc = _bench("drift.py", *url, *extra, timeout=60)
+    _skipped(proc, why)
 
 
 def test_the_drift_bench_prints_the_table_of_kept_counts(tmp_path: Path) -> None:
@@ -180,15 +147,31 @@ def test_the_drift_bench_prints_the_table_of_kept_counts(tmp_path: Path) -> None
     }
     kept = tmp_path / "drift.json"
     kept.write_text(json.dumps(record), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / "drift.py"), "--replay", str(kept), str(kept)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _bench("drift.py", "--replay", str(kept), str(kept), timeout=60)
     assert "| a | 3/30 27/30 3/30 27/30 | 60/120 (0.50) |" in proc.stdout
     assert (
         "| b | 15/30 15/30 15/30 15/30 | 60/120 (0.50) | 1 | 0.000 | 1.00 | 0 of 4 |" in proc.stdout
     )
+
+
+def _bench(
+    script: str, *args: str, timeout: int, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python bench/SCRIPT ARGS` in its own process, which must exit 0."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def _skipped(proc: subprocess.CompletedProcess[str], why: str) -> None:
+    """A bench that cannot run here said why in its one line of output, and nothing else."""
+    assert proc.stdout.startswith("skipped: ") and proc.stdout.count("\n") == 1, proc.stdout
+    assert why in proc.stdout
+    assert not proc.stderr
