@@ -96,7 +96,7 @@ def _from_settings(base: RunRecord, place: TargetPlace) -> BuiltTarget | str:
     """The baseline's target built again from the settings its run kept, or why not."""
     assert base.target.settings is not None
     try:
-        built = built_again(kind_named(base.target.kind), base.target.settings, place)
+        built = built_again(base.suite, kind_named(base.target.kind), base.target.settings, place)
     except NoisefloorError as exc:
         return f"the baseline's {base.target.kind} settings no longer build: {exc.message}"
     if built.record.key != base.target.key:

@@ -32,20 +32,15 @@ def build_target(suite: Suite, store_root: Path | None = None) -> BuiltTarget:
     return dataclasses.replace(built, source=source)
 
 
-def built_again(kind: TargetKind, settings: dict[str, Any], place: TargetPlace) -> BuiltTarget:
+def built_again(
+    suite: str, kind: TargetKind, settings: dict[str, Any], place: TargetPlace
+) -> BuiltTarget:
     """The target of a kind whose version is its settings, built from a run record's
-    `settings` (a baseline's, for a concurrent control) at `place`."""
+    `settings` (a baseline's, for a concurrent control) at `place`, for suite `suite`."""
     assert kind.fields is not None
-    built = kind.build(kind.fields.model_validate(settings), place)
-    source = TargetSource(
-        suite="",
-        suite_path=str(place.suite_path.resolve()),
-        kind=kind,
-        target=settings,
-        key=built.record.key,
-        cases_path=str(place.cases_path.resolve()) if place.cases_path else None,
-        store_root=str(place.store_root.resolve()) if place.store_root is not None else None,
-    )
+    spec = kind.fields.model_validate(settings)
+    built = kind.build(spec, place)
+    source = TargetSource.of(suite, kind, spec, place, built.record.key)
     return dataclasses.replace(built, source=source)
 
 
