@@ -240,17 +240,17 @@ def confirmed(
 
 
 def _against(case: CaseReport) -> str:
-    """The candidate against its control in words: the rule's reason, then each pass rate's
-    counts on both sides where the reason does not give them."""
-    counts = [
-        f"{s.key}: {s.baseline.k}/{s.baseline.n} -> {s.candidate.k}/{s.candidate.n}"
-        + (f" (p={s.evidence.p_regress:.3g})" if s.evidence.p_regress is not None else "")
-        for s in case.scorers
-        if s.baseline.k is not None and s.candidate.k is not None
-    ]
-    if not counts or all(c.split(" (p=")[0] in case.reason for c in counts):
-        return case.reason
-    return f"{case.reason}; {'; '.join(counts)}"
+    """The candidate against its control in words: the rule's reason, then the counts on both
+    sides of each pass rate the reason does not give."""
+    counts = []
+    for s in case.scorers:
+        if s.baseline.k is None or s.candidate.k is None:
+            continue
+        change = f"{s.baseline.k}/{s.baseline.n} -> {s.candidate.k}/{s.candidate.n}"
+        if change not in case.reason:
+            p = s.evidence.p_regress
+            counts.append(f"{s.key}: {change}" + (f" (p={p:.3g})" if p is not None else ""))
+    return "; ".join([case.reason, *counts])
 
 
 def _with(case: CaseReport, control: Control, screened: CaseReport | None = None) -> CaseReport:
