@@ -27,7 +27,8 @@ def call_order(arms: Sequence[ArmPending], seed: int) -> list[tuple[int, Pending
 
     A target's state (a prompt cache, a batch, its load) then favours no case and no arm: the
     baseline arm goes first in about half of a case's repeats, not all of them. Each call's place
-    follows from the seed, its repeat, case and arm alone: a run's later takes (a sequential
+    follows from the seed, its repeat (counted from where its arm's `first_block` opens, so a
+    control's k-th call meets its candidate's k-th), case and arm alone: a run's later takes (a sequential
     check's next look, repeats taken again after an outage) keep the order of the one draw, and
     every executor sends the calls in the same order.
     """
