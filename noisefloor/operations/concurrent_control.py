@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from noisefloor.errors import NoisefloorError
+from noisefloor.model.parts import Side
 from noisefloor.model.records import CaseRecord, RunRecord
 from noisefloor.model.report import CaseReport, Control
 from noisefloor.model.verdict import Verdict
@@ -215,13 +216,28 @@ def control_verdicts(
 
 
 def confirmed(
-    screened: CaseReport, against: CaseReport | None, windows: Windows | None, why_not: str
+    screened: CaseReport,
+    against: CaseReport | None,
+    windows: Windows | None,
+    why_not: str,
+    min_valid: int,
 ) -> CaseReport:
     """A case the deep baseline called regressed, once its control is judged: still regressed
     when it is worse than the control too, else the verdict against the control, the deep
-    baseline's evidence named as drift; without a control, the deep verdict and why."""
+    baseline's evidence named as drift; without a control, or with one that the infrastructure
+    left under `min_valid` scored repeats on either side, the deep verdict and why."""
     if against is None or windows is None:
         return _with(screened, Control(reason=f"no concurrent control: {why_not}"))
+    short = [
+        s.key for s in against.scorers if min(_scored(s.baseline), _scored(s.candidate)) < min_valid
+    ]
+    if short and against.verdict is not Verdict.REGRESSED:
+        # a control that measured nothing must not clear a regression
+        reason = (
+            f"no concurrent control: too few of its repeats were scored ({', '.join(short)}: "
+            f"fewer than min_valid {min_valid} on a side), so the deep verdict stands"
+        )
+        return _with(screened, Control(reason=reason))
     c_start, c_end, b_start, b_end = windows
     control = Control(
         repeats=b_end - b_start,
@@ -237,6 +253,11 @@ def confirmed(
         "off the rate this one sees (drift), not a regression"
     )
     return _with(against.model_copy(update={"reason": drift}), control, screened)
+
+
+def _scored(side: Side) -> int:
+    """Repeats a scorer scored on one side: its pass rate's n, or its values."""
+    return side.n if side.n is not None else len(side.values or [])
 
 
 def _against(case: CaseReport) -> str:
@@ -285,6 +306,7 @@ def controlled(
             against.get(c.case_id),
             record.controls.get(c.case_id),
             record.uncontrolled.get(c.case_id, ""),
+            settings.min_valid,
         )
         if c.case_id in flagged
         else c
