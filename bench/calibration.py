@@ -52,6 +52,7 @@ from noisefloor.rules.exit_policy import exit_code_for  # noqa: E402
 from noisefloor.rules.sequential import Stop, settle, step  # noqa: E402
 from noisefloor.settings import (  # noqa: E402
     BASELINE_REPEATS,
+    FUTILITY,
     MAX_REPEATS,
     REPEATS,
     SPENDING_RHO,
@@ -214,6 +215,8 @@ class Outcome:
     """Repeats of concurrent controls over every case."""
     control_spent: int = 0
     """Repeats of case 0's concurrent control."""
+    inconclusive: int = 0
+    """Cases left inconclusive."""
 
 
 def _look(
@@ -318,6 +321,7 @@ def sequential_suite(
         flagged=cases[0].verdict is Verdict.REGRESSED,
         calls=sum(at.values()),
         spent=at[0],
+        inconclusive=counts.get(Verdict.INCONCLUSIVE.value, 0),
     )
     if control is not None:
         outcome.control_calls = int(control.control_n.sum() + control.fresh_n.sum())
@@ -391,6 +395,16 @@ class Guard:
     after_last_look: bool = False
     pooled: bool = False
     deff_prior: float = 0.0
+    steps: tuple[int, ...] = ()
+    steps_rho: float = SPENDING_RHO
+    doubt: bool = False
+    futile: bool = False
+
+    def confirm_sizes(self, candidate: int) -> list[int]:
+        """The control's looks after the last look: `steps`, the last raised to what the
+        design wants beside `candidate` repeats; one look of that many without steps."""
+        want = self.control_repeats(candidate)
+        return [m for m in self.steps if m < want] + [want]
 
     def control_repeats(self, candidate: int) -> int:
         """The control a case wants beside `candidate` repeats."""
@@ -407,6 +421,10 @@ class Guard:
             label += ", own family" if self.own_family else ""
             label += ", after the last look, beside fresh repeats" if self.after_last_look else ""
             label += ", every candidate repeat" if self.pooled else ""
+            label += ", and the cases left in doubt" if self.doubt else ""
+            label += ", futility stops for those" if self.futile else ""
+            if self.steps:
+                label += f", looks {'/'.join(map(str, self.steps))} (rho {self.steps_rho:g})"
             return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
@@ -417,7 +435,9 @@ class BinaryCheck:
     """One simulated suite's binary cases: case i's deep baseline drawn once in the adoption
     session, its candidate repeat by repeat in the check's session (or each look's), and the
     repeats of a concurrent control in the session of the look that takes them. Called as
-    `check(i, n)`: case i against the deep baseline at n candidate repeats."""
+    `check(i, n)`: case i against the deep baseline at n candidate repeats. The control and its
+    fresh candidate repeats draw from `control_rng`, so that every design meets the same
+    baselines and candidates whatever its control draws."""
 
     def __init__(
         self,
@@ -428,6 +448,7 @@ class BinaryCheck:
         rng: np.random.Generator,
         sessions: Sessions,
         guard: Guard,
+        control_rng: np.random.Generator,
     ) -> None:
         cap = sizes[-1]
         pb = NOISY.copy() if mix == "noisy" else _null_rates(rng)
@@ -458,12 +479,12 @@ class BinaryCheck:
             self.baseline_n = max(1, round(depth / (1 + (depth - 1) * guard.deff_prior)))
         if guard.control is not None:
             most = guard.control_repeats(cap)
-            self.control_u = rng.random((M, most))
+            self.control_u = control_rng.random((M, most))
             self.control_k = np.zeros(M, dtype=int)
             self.control_n = np.zeros(M, dtype=int)
             self.fresh_n = np.zeros(M, dtype=int)
             if guard.after_last_look:
-                self.fresh_u = rng.random((M, most))
+                self.fresh_u = control_rng.random((M, most))
                 self.last_rates = cand_rates[:, -1]
 
     def __call__(self, i: int, n: int) -> ComparedCase:
@@ -471,10 +492,10 @@ class BinaryCheck:
         kb = round(int(self.kb[i]) * nb / self.depth)
         return _named(_pair_compare(kb, nb, int(self.passes[i, n - 1]), n), i)
 
-    def take_control(self, i: int, n: int, look: int) -> None:
-        """Case i's control, up to what the design wants beside n candidate repeats, taken in the
-        session of look `look`."""
-        want = self.guard.control_repeats(n)
+    def take_control(self, i: int, n: int, look: int, exact: int | None = None) -> None:
+        """Case i's control, up to what the design wants beside n candidate repeats (or `exact`
+        repeats), taken in the session of look `look`."""
+        want = self.guard.control_repeats(n) if exact is None else exact
         have = int(self.control_n[i])
         if want <= have:
             return
@@ -489,24 +510,50 @@ class BinaryCheck:
         repeats beside it, in the last look's session, and stays regressed only when those are
         worse than the control (the rule's decide over the controlled cases, at the check's
         alpha); else its verdict is the one against the control."""
-        flagged = [i for i, case in enumerate(cases) if case.verdict is Verdict.REGRESSED]
+        judged = (
+            {Verdict.REGRESSED, Verdict.INCONCLUSIVE} if self.guard.doubt else {Verdict.REGRESSED}
+        )
+        flagged = [i for i, case in enumerate(cases) if case.verdict in judged]
         if not flagged:
             return cases
-        compared = []
-        for i in flagged:
-            self.take_control(i, at[i], last_look)
-            m = int(self.control_n[i])
-            fresh = int(np.sum(self.fresh_u[i, :m] < self.last_rates[i]))
-            self.fresh_n[i] = m
-            kc, nc = fresh, m
-            if self.guard.pooled:  # the looks' repeats count beside the fresh ones
-                kc, nc = int(self.passes[i, at[i] - 1]) + fresh, at[i] + m
-            compared.append(_named(_pair_compare(int(self.control_k[i]), m, kc, nc), i))
-        against, _ = get_rule(RuleName.EXACT).decide(compared, SEQ)
+        sizes = {i: self.guard.confirm_sizes(at[i]) for i in flagged}
+        looks = max(len(v) for v in sizes.values())
+        running = set(flagged)
+        tables: dict[int, ComparedCase] = {}
+        verdicts: dict[int, CaseReport] = {}
+        for j in range(looks):
+            for i in sorted(running):
+                m = sizes[i][min(j, len(sizes[i]) - 1)]
+                self.control_n[i] = 0
+                self.control_k[i] = 0
+                self.take_control(i, m, last_look, exact=m)
+                fresh = int(np.sum(self.fresh_u[i, :m] < self.last_rates[i]))
+                self.fresh_n[i] = m
+                kc, nc = fresh, m
+                if self.guard.pooled:  # the looks' repeats count beside the fresh ones
+                    kc, nc = int(self.passes[i, at[i] - 1]) + fresh, at[i] + m
+                tables[i] = _named(_pair_compare(int(self.control_k[i]), m, kc, nc), i)
+            share = stats.spending(sizes[flagged[0]], self.guard.steps_rho)
+            share_j = share[min(j, len(share) - 1)] if len(share) > 1 else 1.0
+            settings = replace(SEQ, alpha=SEQ.alpha * share_j)
+            decided, _ = get_rule(RuleName.EXACT).decide([tables[i] for i in flagged], settings)
+            for i, case in zip(flagged, decided, strict=True):
+                if i not in running:
+                    continue
+                last = j >= len(sizes[i]) - 1
+                futile = (
+                    self.guard.futile
+                    and cases[i].verdict is Verdict.INCONCLUSIVE
+                    and step(case, FUTILITY[min(j, len(FUTILITY) - 1)]) is not None
+                )
+                if case.verdict is Verdict.REGRESSED or last or futile:
+                    verdicts[i] = case
+                    running.discard(i)
+            if not running:
+                break
         confirmed = list(cases)
-        for i, case in zip(flagged, against, strict=True):
-            if case.verdict is not Verdict.REGRESSED:
-                confirmed[i] = case
+        for i in flagged:
+            confirmed[i] = verdicts[i]
         return confirmed
 
     def against_control(self, i: int, n: int) -> ComparedCase:
@@ -574,6 +621,7 @@ def sequential_cell(cell: tuple[Variant, int, int, int, str]) -> list[Outcome]:
     design = variant.design()
     sizes = design.schedule(first)
     rng = np.random.default_rng(seed)
+    control_rng = np.random.default_rng([seed, 1])
     changes = {label: (p_b, p_c) for label, p_b, p_c in SEQ_CHANGES}
     if what in ("null continuous", f"{SHIFT_SD:g} sd"):
         shift = None if what == "null continuous" else SHIFT_SD
@@ -586,7 +634,7 @@ def sequential_cell(cell: tuple[Variant, int, int, int, str]) -> list[Outcome]:
     outcomes = []
     for _ in range(suites):
         check = BinaryCheck(
-            mix, depth, sizes, changes.get(what), rng, variant.sessions, variant.guard
+            mix, depth, sizes, changes.get(what), rng, variant.sessions, variant.guard, control_rng
         )
         control = check if variant.guard.control is not None else None
         outcomes.append(sequential_suite(design, first, check, variant.family, control))
@@ -644,6 +692,7 @@ def drift_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -
     row.append(f"{np.mean([o.calls + o.control_calls for o in null]) / M:.2f}")
     row.append(f"{np.mean([o.control_calls for o in null]) / M:.2f}")
     row.append(" / ".join(spent))
+    row.append(f"{np.mean([o.inconclusive for o in null]):.2f}")
     return row
 
 
@@ -681,6 +730,10 @@ def _control_guard(value: str) -> Guard:
     repeat against the control (as `check` takes and judges it)."""
     spec, *options = value.split(",")
     own, after, pooled, alpha = False, False, False, 1.0
+    steps: tuple[int, ...] = ()
+    steps_rho = SPENDING_RHO
+    doubt = False
+    futile = False
     for option in options:
         if option == "own":
             own = True
@@ -690,9 +743,17 @@ def _control_guard(value: str) -> Guard:
             pooled = True
         elif option.startswith("alpha="):
             alpha = float(option.removeprefix("alpha="))
+        elif option == "doubt":
+            doubt = True
+        elif option == "futile":
+            futile = True
+        elif option.startswith("steps="):
+            steps = tuple(int(m) for m in option.removeprefix("steps=").split("/"))
+        elif option.startswith("srho="):
+            steps_rho = float(option.removeprefix("srho="))
         else:
             raise argparse.ArgumentTypeError(
-                f"{value}: {option!r} is not 'own', 'after', 'pooled' or 'alpha=S'"
+                f"{value}: {option!r} is not 'own', 'after', 'pooled', 'alpha=S', 'steps=M/M' or 'srho=R'"
             )
     matched, _, least = spec.partition(":") if spec.startswith("matched") else ("", "", spec)
     repeats = int(least) if least else 0
@@ -707,6 +768,10 @@ def _control_guard(value: str) -> Guard:
         control_alpha=alpha,
         after_last_look=after,
         pooled=pooled and after,
+        steps=steps if after else (),
+        steps_rho=steps_rho,
+        doubt=doubt and after,
+        futile=futile and after,
     )
 
 
@@ -742,6 +807,7 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
         "calls/case",
         "of them controls",
         "spent " + " / ".join(c[0] for c in SEQ_CHANGES),
+        "inconclusive",
     ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
