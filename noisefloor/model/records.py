@@ -139,6 +139,9 @@ class SequentialRecord(_Record):
     """Per case the deep baseline called regressed and a concurrent control was taken for: the
     first and the end repeat of the candidate, then of the control (the baseline's version, in
     the baseline's sample directory)."""
+    control_looks: list[int] = []
+    """The repeats of the controls' looks (`settings.CONTROL_LOOKS` when the check ran); empty:
+    one look, at each control's own repeats."""
     uncontrolled: dict[str, str] = {}
     """Per case the deep baseline called regressed without a concurrent control: why none."""
 

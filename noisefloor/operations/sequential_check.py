@@ -24,13 +24,17 @@ from noisefloor.model.report import (
     Work,
 )
 from noisefloor.model.summary import suite_summary
-from noisefloor.model.verdict import Verdict
-from noisefloor.operations.concurrent_control import ConcurrentControl, Taken, controlled
+from noisefloor.operations.concurrent_control import (
+    ConcurrentControl,
+    Taken,
+    controlled,
+    wants_control,
+)
 from noisefloor.operations.cost_budget import CostBudget
 from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pipeline.comparison import comparison_parts, run_summary
 from noisefloor.rules.sequential import Stop, doubt_order, doubt_p, settle, step
-from noisefloor.settings import RuleSettings
+from noisefloor.settings import CONTROL_LOOKS, RuleSettings
 from noisefloor.settings.design import Design
 from noisefloor.store.pool import against_pool
 from noisefloor.store.store import Store
@@ -231,13 +235,10 @@ def sequential_check(
     order = [c.case_id for c in sampler.cases()]
     control_taken = Taken()
     if control is not None:
-        flagged = {
-            cid: windows[cid]
-            for cid in order
-            if stops[cid] is Stop.DECIDED and final[cid].verdict is Verdict.REGRESSED
-        }
+        flagged = {cid: windows[cid] for cid in order if wants_control(stops[cid], final[cid])}
         if flagged:
-            control_taken = control.take(flagged, pool)
+            doubt = {cid for cid in flagged if stops[cid] is Stop.CAP}
+            control_taken = control.take(flagged, pool, settings, sampler.record, doubt)
             windows.update(control_taken.cases)
     run = sampler.finish([windows[cid] for cid in order])
     pool = pool_of()
@@ -255,6 +256,7 @@ def sequential_check(
         why=why,
         advice=advice,
         controls=control_taken.windows,
+        control_looks=list(CONTROL_LOOKS) if control_taken.windows else [],
         uncontrolled=control_taken.why_not,
     )
     run = run.model_copy(update={"sequential": record})

@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = [
     "BASELINE_REPEATS",
-    "CONTROL_REPEATS",
+    "CONTROL_LOOKS",
     "EXECUTOR",
     "JOBS",
     "LOCK_TIMEOUT_S",
@@ -68,11 +68,12 @@ LOOKS = (10, 20, 40)
 #: After look j (every look but the last), a case whose smallest p of a worsening exceeds
 #: FUTILITY[j] stops: no drop that matters is left plausible enough to pay for more repeats.
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
-#: Repeats of the baseline's own version a concurrent control takes at least (else as many as
-#: the case's candidate took), beside as many fresh ones of the candidate's, which are judged
-#: against it: fewer lose mid-range drops (0.9 -> 0.5 is found in 67% of noisy checks with a
-#: control of 20, 75.5% with 40, 81.5% without one: docs/sequential.md).
-CONTROL_REPEATS = 40
+#: The looks of a concurrent control: repeats of the baseline's own version, each beside as many
+#: fresh ones of the candidate's, which are judged against it, alpha spent across the looks as
+#: across a check's. A large drop is confirmed at 10 (20 calls); the last look's 80 keeps
+#: mid-range drops (0.7 -> 0.4 is found in 48% of noisy checks with a single control of 80, 38%
+#: with one of 40, 49% without one; docs/sequential.md).
+CONTROL_LOOKS = (10, 20, 40, 80)
 #: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
 SPENDING_RHO = 1.0
 #: The store's directory when neither --root nor NOISEFLOOR_ROOT names one.

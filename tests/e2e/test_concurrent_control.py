@@ -92,14 +92,15 @@ def test_drift_after_the_adoption_is_not_a_regression(
     assert result.code == 0, case["reason"]
     assert case["verdict"] in ("unchanged", "inconclusive")
     control = case["sequential"]["control"]
-    # 40 repeats of the baseline's commit, beside 40 fresh ones of the candidate's (judged against
-    # them, not the 5 that made the deep baseline call it regressed): half right on both
-    assert (control["repeats"], control["candidate_repeats"]) == (40, 40)
-    assert case["sequential"]["candidate_repeats"] == 45
+    # the control's looks of 10, 20, 40 and 80 repeats of the baseline's commit, each beside as many
+    # fresh ones of the candidate's (judged against them, not the 5 that made the deep baseline
+    # call it regressed): half right on both, so no look stops it before the last
+    assert (control["repeats"], control["candidate_repeats"]) == (80, 80)
+    assert case["sequential"]["candidate_repeats"] == 85
     assert control["verdict"] != "regressed"
     assert "(drift), not a regression" in case["reason"]
     assert "50/50" in case["reason"]  # the deep baseline's evidence stays in view
-    assert report["calls"] == 5 + 40 + 40
+    assert report["calls"] == 5 + 80 + 80
     # the control's checkout is gone, and nothing of it is left for git
     assert worktrees(repo) == [str(repo.resolve())]
     assert [p.name for p in (repo / ".noisefloor" / "worktrees").iterdir()] == [".claims"]
@@ -107,14 +108,22 @@ def test_drift_after_the_adoption_is_not_a_regression(
     run = orjson.loads(
         (repo / ".noisefloor" / "runs" / "drift" / f"{report['candidate']}.json").read_bytes()
     )
-    assert run["sequential"]["controls"] == {"capital": [5, 45, 50, 90]}
+    assert run["sequential"]["controls"] == {"capital": [5, 85, 50, 130]}
+    assert run["sequential"]["control_looks"] == [10, 20, 40, 80]
     # the control's calls (r50 up) and the candidate's (r5 up) went out interleaved, one of each
-    # in every block of the schedule: neither side took its repeats in one stretch
+    # in every block of the schedule: neither side took its repeats in one stretch; and each
+    # look of the control took both sides to its size before the next began
     repeats = [int(line.split()[1]) for line in log.read_text().splitlines()]
     assert sorted(repeats[:5]) == [0, 1, 2, 3, 4]
-    beside = [r >= 50 for r in repeats[5:]]
-    assert len(beside) == 80 and sum(beside) == 40
-    assert 16 <= sum(beside[:40]) <= 24, beside
+    looks = [repeats[5:25], repeats[25:45], repeats[45:85], repeats[85:]]
+    # the candidate's fresh repeats from r5, the control's from r50 (past the baseline's own)
+    assert [sorted(look) for look in looks] == [
+        sorted([*range(5, 15), *range(50, 60)]),
+        sorted([*range(15, 25), *range(60, 70)]),
+        sorted([*range(25, 45), *range(70, 90)]),
+        sorted([*range(45, 85), *range(90, 130)]),
+    ]
+    assert 7 <= sum(r >= 90 for r in looks[3][:20]) <= 13, looks[3]
     # diff judges the stored run again the same way, its control included
     again = cli("--root", repo / ".noisefloor", "diff", "--format", "json")
     assert again.code == 0, again.out
@@ -139,8 +148,11 @@ def test_a_real_break_under_the_same_drift_is_still_regressed(
     assert case["verdict"] == "regressed"
     control = case["sequential"]["control"]
     assert control["verdict"] == "regressed"
-    assert control["repeats"] == 40
-    assert "20/40 -> 0/40" in control["reason"]
+    # confirmed at the control's second look, 20 beside 20 (at its first, 5/10 -> 0/10 has
+    # p = 0.016, above that look's share of alpha, 0.05 * 10/80)
+    assert control["repeats"] == 20
+    assert "10/20 -> 0/20" in control["reason"]
+    assert result.json()["calls"] == 5 + 20 + 20
 
 
 def test_without_a_runnable_baseline_version_the_deep_verdict_stands_and_says_why(
@@ -172,7 +184,7 @@ def test_a_budget_without_room_for_the_control_keeps_the_deep_verdict_and_says_s
     case = _case(report)
     assert result.code == 1
     assert case["sequential"]["control"] == {
-        "reason": "no concurrent control: --max-calls 10 leaves no room for its 80 calls"
+        "reason": "no concurrent control: --max-calls 10 leaves no room for its 160 calls"
     }
     assert report["calls"] == 5
 
@@ -191,7 +203,10 @@ def test_an_endpoint_whose_settings_changed_is_controlled_by_the_baselines_setti
         assert adopted.code == 0 and adopted.json()["adopted"], adopted.err
         doc["target"]["http"]["temperature"] = 0.7
         write_suite(tmp_path, doc)
-        server.drift(2)
+        # every answer off from now on, to both versions alike: an answer off by the order of
+        # arrival (every second one) would fall to one version or the other as the random
+        # schedule orders them, and make the two arms differ by chance
+        server.drift(1)
         before = len(server.requests)
         result = cli("check", suite, "--jobs", "4", "--format", "json")
         sent = [r["body"].get("temperature") for r in server.requests[before:]]
@@ -199,10 +214,10 @@ def test_an_endpoint_whose_settings_changed_is_controlled_by_the_baselines_setti
     case = _case(report)
     assert result.code == 0, case["reason"]
     control = case["sequential"]["control"]
-    assert control["repeats"] == 40 and control["verdict"] != "regressed"
+    assert control["repeats"] == 80 and control["verdict"] != "regressed"
     assert "(drift), not a regression" in case["reason"]
     # the control asked with the baseline's settings, the candidate with its own
-    assert sent.count(None) == 40
+    assert sent.count(None) == 80
     assert sent.count(0.7) == case["sequential"]["candidate_repeats"]
 
 

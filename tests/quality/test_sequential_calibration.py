@@ -54,13 +54,21 @@ def test_mid_range_drops_are_found(calibration: ModuleType, what: str, floor: fl
 #: Suites per drift cell: a false-alarm rate near 0.05 moves by about 0.015 at this size, so the
 #: bounds below hold the targets with two standard errors of margin.
 DRIFT_SUITES = 200
-#: The guards held: the one `check` takes (a case the looks leave regressed takes a concurrent
-#: control of the baseline's own version after the last look, as many repeats as the candidate's
-#: and at least 40, beside as many fresh candidate repeats judged against it, at the check's
-#: alpha), and the control inside the looks it was weighed against (at least 40, judged at each
+#: The guards held: the one `check` takes (a case the looks leave regressed, or in doubt at the
+#: cap, then takes a concurrent control of the baseline's own version at looks of 10, 20, 40 and
+#: 80 repeats, each beside as many fresh candidate repeats judged against it, alpha spent across
+#: them, the controlled cases one family; one in doubt also stops at the check's futility
+#: bounds), and the control inside the looks it was weighed against (at least 40, judged at each
 #: later look in a family of the controlled cases at half the look's alpha).
 GUARDS = {
-    "check's": {"control": 40, "matched": True, "own_family": True, "after_last_look": True},
+    "check's": {
+        "control": 80,
+        "own_family": True,
+        "after_last_look": True,
+        "steps": (10, 20, 40),
+        "doubt": True,
+        "futile": True,
+    },
     "in the looks": {"control": 40, "matched": True, "own_family": True, "control_alpha": 0.5},
 }
 
@@ -87,3 +95,17 @@ def test_an_adoption_session_that_sits_off_breaks_a_check_without_a_guard(
     variant = calibration.Variant(*NOISY, sessions=calibration.Sessions(off=True))
     null = calibration.sequential_cell((variant, 5, DRIFT_SUITES, 21, "null binary"))
     assert np.mean([o.failed for o in null]) >= 0.5
+
+
+@pytest.mark.parametrize("what", ["0.9->0.5", "0.7->0.4", "0.5->0.2"])
+def test_the_checks_control_costs_a_mid_range_drop_at_most_three_points_of_power(
+    calibration: ModuleType, what: str
+) -> None:
+    """Without drift, on the same draws of baselines and candidates: the control confirms what
+    the deep baseline flags (its last look of 80 keeps the loss small; a single control of 40
+    lost 6-11 points) and decides what the looks left in doubt (a gain)."""
+    deep = calibration.sequential_cell((calibration.Variant(*NOISY), 5, DRIFT_SUITES, 31, what))
+    guarded = calibration.Variant(*NOISY, guard=calibration.Guard(**GUARDS["check's"]))
+    controlled = calibration.sequential_cell((guarded, 5, DRIFT_SUITES, 31, what))
+    lost = np.mean([o.flagged for o in deep]) - np.mean([o.flagged for o in controlled])
+    assert lost <= 0.03

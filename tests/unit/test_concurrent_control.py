@@ -3,10 +3,17 @@ it only when the control measured something."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
 from noisefloor.model.parts import Side
 from noisefloor.model.report import CaseReport, Evidence, ScorerReport, Sequential
 from noisefloor.model.verdict import Verdict
-from noisefloor.operations.concurrent_control import confirmed
+from noisefloor.operations import concurrent_control
+from noisefloor.operations.concurrent_control import Windows, confirmed, replayed, stepped
+from noisefloor.settings import RuleSettings
 
 SCREENED = CaseReport(
     case_id="c",
@@ -70,3 +77,100 @@ def test_without_a_control_the_deep_verdict_stands_and_says_why() -> None:
     assert case.sequential.control.reason == (
         "no concurrent control: its input changed since the baseline"
     )
+
+
+def _verdict(case_id: str, verdict: Verdict, why: str = "") -> CaseReport:
+    return CaseReport(case_id=case_id, verdict=verdict, reason=why, scorers=[])
+
+
+def _window(size: int) -> Windows:
+    """A control of `size` repeats past a 100-deep baseline, beside the candidate's r5 up."""
+    return (5, 5 + size, 100, 100 + size)
+
+
+def test_the_controls_looks_stop_a_confirmed_case_and_judge_it_on_with_the_rest() -> None:
+    """`big` is worse than its control at the first look and stops at 20; `drifted` is not,
+    and goes on to the last look; every look judges both (one family), at its share of alpha."""
+    taken: list[tuple[list[str], int]] = []
+    judged: list[tuple[dict[str, Windows], float]] = []
+
+    def look(running: list[str], size: int) -> dict[str, Windows]:
+        taken.append((list(running), size))
+        return {cid: _window(size) for cid in running}
+
+    def judge(windows: Mapping[str, Windows], share: float) -> dict[str, CaseReport]:
+        judged.append((dict(windows), share))
+        return {
+            cid: _verdict(cid, Verdict.REGRESSED if cid == "big" else Verdict.UNCHANGED)
+            for cid in windows
+        }
+
+    windows = stepped(["big", "drifted"], look, judge)
+    assert windows == {"big": _window(10), "drifted": _window(80)}
+    assert taken == [
+        (["big", "drifted"], 10),
+        (["drifted"], 20),
+        (["drifted"], 40),
+        (["drifted"], 80),
+    ]
+    assert [sorted(w) for w, _ in judged] == [["big", "drifted"]] * 4
+    assert [w["big"] for w, _ in judged] == [_window(10)] * 4
+    assert [share for _, share in judged] == pytest.approx([0.125, 0.125, 0.25, 0.5])
+
+
+def test_a_case_in_doubt_stops_where_its_control_shows_no_drop_worth_more_repeats() -> None:
+    """Against its control a case is unchanged with no doubt left (no scorer, so no p of a
+    worsening): in doubt after the looks, it stops at the first look as the check's futility
+    bound stops a clear case; regressed after the looks, it goes on to the last, since only a
+    confirmation ends it early."""
+
+    def look(running: list[str], size: int) -> dict[str, Windows]:
+        return {cid: _window(size) for cid in running}
+
+    def judge(windows: Mapping[str, Windows], share: float) -> dict[str, CaseReport]:
+        return {cid: _verdict(cid, Verdict.UNCHANGED) for cid in windows}
+
+    windows = stepped(["doubt", "flagged"], look, judge, doubt={"doubt"})
+    assert windows == {"doubt": _window(10), "flagged": _window(80)}
+
+
+def test_a_stored_check_judged_again_takes_each_case_from_the_look_it_stopped_at(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The controls' looks replayed from a run's windows: the family at each look is every
+    control cut to that look, and a case's verdict is the one of the look it stopped at, not of
+    a later look that judged it beside the others."""
+    calls: list[tuple[dict[str, Windows], float]] = []
+
+    def fake(
+        store: Any, base: Any, cand: Any, windows: Mapping[str, Windows], at: RuleSettings
+    ) -> dict[str, CaseReport]:
+        calls.append((dict(windows), at.alpha))
+        # `big` is regressed at every look, `drifted` never; each reason names the look's alpha
+        return {
+            cid: _verdict(
+                cid,
+                Verdict.REGRESSED if cid == "big" else Verdict.UNCHANGED,
+                f"alpha {at.alpha:g}",
+            )
+            for cid in windows
+        }
+
+    monkeypatch.setattr(concurrent_control, "control_verdicts", fake)
+    stored = {"big": _window(20), "drifted": _window(80)}
+    settings = RuleSettings(alpha=0.04)
+    verdicts = replayed(None, None, None, stored, [20, 40, 80], settings)  # type: ignore[arg-type]
+    # (the looks of a run kept when the controls looked at 20, 40 and 80)
+    assert {cid: v.reason for cid, v in verdicts.items()} == {
+        "big": "alpha 0.01",
+        "drifted": "alpha 0.02",
+    }
+    assert [w for w, _ in calls] == [
+        {"big": _window(20), "drifted": _window(20)},
+        {"big": _window(20), "drifted": _window(40)},
+        {"big": _window(20), "drifted": _window(80)},
+    ]
+    # a run kept before the controls took looks: one look of each control's own repeats
+    calls.clear()
+    replayed(None, None, None, stored, [], settings)  # type: ignore[arg-type]
+    assert calls == [(stored, 0.04)]

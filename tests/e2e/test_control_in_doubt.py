@@ -1,0 +1,119 @@
+"""A case the looks leave in doubt at the cap takes a concurrent control too: the baseline's own
+version beside it decides whether the doubt was drift or a drop the deep baseline half saw."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.builders import commit_all, isolate_git, write_suite
+
+#: A randomized program: the case is right with the probability the world outside its code gives
+#: it (the environment, no part of its version) less the program's own DROP; each draw is fixed
+#: by the world's seed, the case and the repeat, so every check is reproducible.
+PROGRAM = """\
+import json, os, random, sys
+case, repeat = sys.argv[1], sys.argv[2]
+rate = float(os.environ["WORLD_RATE"]) - DROP
+draw = random.Random(f"{os.environ['WORLD']}/{case}/{repeat}").random()
+print(json.dumps({"answer": "Paris" if draw < rate else "Lyon"}))
+"""
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_git(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose one case passed 63 of its 100 adopted repeats, in a world at 0.7."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "answer.py").write_text("DROP = 0.0\n" + PROGRAM)
+    (work / "README.md").write_text("# an answerer\n")
+    suite = {
+        "name": "world",
+        "target": {
+            "command": [sys.executable, "-S", "answer.py", "{{case_id}}", "{{repeat}}"],
+            "output": "json",
+            "timeout_s": 20,
+        },
+        "cases": [
+            {
+                "id": "mid",
+                "input": "capital?",
+                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}],
+            }
+        ],
+    }
+    write_suite(work, suite)
+    commit_all(work, "an answerer")
+    monkeypatch.setenv("WORLD", "adoption")
+    monkeypatch.setenv("WORLD_RATE", "0.7")
+    assert _check(cli, work).json()["adopted"]
+    commit_all(work, "the baseline")
+    return work
+
+
+def _check(cli: Any, repo: Path) -> Any:
+    return cli(
+        "--root", repo / ".noisefloor", "check", repo / "suite.yaml", "--jobs", "4",
+        "--format", "json",
+    )  # fmt: skip
+
+
+def _mid(result: Any) -> dict[str, Any]:
+    (case,) = result.json()["cases"]
+    return case
+
+
+def test_doubt_the_world_caused_is_cleared_by_the_control_and_named_drift(
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "README.md").write_text("# an answerer, documented\n")
+    commit_all(repo, "docs")
+    # the world moved from 0.7 to 0.55: 28 of 60 against the deep baseline's 63 of 100 is in
+    # doubt at the cap, neither regressed nor clear
+    monkeypatch.setenv("WORLD", "w23")
+    monkeypatch.setenv("WORLD_RATE", "0.55")
+    result = _check(cli, repo)
+    case = _mid(result)
+    assert result.code == 0, case["reason"]
+    assert case["verdict"] == "unchanged"
+    assert case["sequential"]["stopped"] == "cap"
+    control = case["sequential"]["control"]
+    assert control["verdict"] == "unchanged" and control["repeats"] == 20
+    assert (
+        "where the deep baseline left it in doubt (0:contains: pass rate 63/100 -> 28/60"
+        in (case["reason"])
+    )
+    assert case["reason"].endswith(
+        "drift: 0:contains 0.63 in the deep baseline's sessions (63/100), 0.50 in this check's "
+        "(10/20)"
+    )
+    again = cli("--root", repo / ".noisefloor", "diff", "--format", "json")
+    assert again.code == 0, again.out
+    assert _mid(again)["reason"] == case["reason"]
+    assert _mid(again)["sequential"] == case["sequential"]
+
+
+def test_doubt_the_code_caused_is_confirmed_by_the_control(
+    cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = repo / "answer.py"
+    program.write_text(program.read_text().replace("DROP = 0.0", "DROP = 0.25"))
+    commit_all(repo, "a worse answerer")
+    monkeypatch.setenv("WORLD", "v65")
+    result = _check(cli, repo)
+    case = _mid(result)
+    assert result.code == 1, case["reason"]
+    assert case["verdict"] == "regressed"
+    assert case["sequential"]["stopped"] == "cap"
+    control = case["sequential"]["control"]
+    assert control["verdict"] == "regressed"
+    assert case["reason"].startswith("worse than the baseline's own version taken beside it")
+    assert "in doubt against the deep baseline (0:contains: pass rate 63/100 -> " in case["reason"]
