@@ -16,10 +16,11 @@ __all__ = ["FAILING", "PROPERTY_PREFIX", "Shown", "shown"]
 FAILING = frozenset({Verdict.REGRESSED, Verdict.BROKEN})
 #: The JUnit properties (and `user_properties`) a sampled test carries begin with it.
 PROPERTY_PREFIX = "noisefloor_"
-#: A suite's words for what narrows a version, and the ini key that does it in a pytest session.
-_NARROWED_BY = {
+#: The command line's and a suite's words for a setting, and where a pytest session sets it.
+_SET_IN_PYTEST = {
     "`target.fingerprint:`": "`noisefloor_fingerprint`",
     "`fingerprint:`": "the ini's `noisefloor_fingerprint`",
+    "--max-repeats": "the marker's max_repeats=",
 }
 
 
@@ -79,13 +80,9 @@ def shown(report: Report, strict: bool, failing_repeat: str | None) -> Shown:
             or report.baseline is None  # a first run with no valid result: not adopted
         )
     warned = not failed and verdict is Verdict.INCONCLUSIVE
-    warnings = []
-    for warning in report.warnings:
-        for said, meant in _NARROWED_BY.items():
-            warning = warning.replace(said, meant)
-        warnings.append(warning)
-    rendered = render(report.model_copy(update={"warnings": warnings})).rstrip("\n")
-    message = f"{verdict_word}: {case.reason}\n{rendered}"
+    message = f"{verdict_word}: {case.reason}\n{render(report).rstrip()}"
+    for said, meant in _SET_IN_PYTEST.items():
+        message = message.replace(said, meant)
     if failing_repeat is not None and (failed or warned):
         message += f"\na failing repeat, {failing_repeat}"
     return Shown(

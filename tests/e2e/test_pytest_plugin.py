@@ -8,6 +8,7 @@ SALT stands for the noise of a new session, and every outcome is fixed, so nothi
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -104,6 +105,8 @@ def session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path
     XML's outcome and noisefloor properties."""
     isolate_git(monkeypatch, tmp_path)
     pytester.makeini(INI)
+    # what pytester and the sessions leave in the repository is not the tests' code
+    (pytester.path / ".gitignore").write_text("runpytest-*\nstdout\nstderr\n__pycache__/\n")
     reports = tmp_path / "junit"
     reports.mkdir()
     (tmp_path / "logs").mkdir()
@@ -225,22 +228,24 @@ def test_with_two_workers_the_verdicts_are_the_serial_ones(
 ) -> None:
     _write(pytester, GOOD)
     commit_all(pytester.path, "tests")
-    found: dict[str, list[dict[str, tuple[Any, ...]]]] = {"serial": [], "workers": []}
-    for step in ("adopt", "check"):
-        if step == "check":
-            _write(pytester, BAD | {"crash": False})
-            commit_all(pytester.path, "worse")
-        for way, args in (("serial", ()), ("workers", ("-n", "2"))):
-            monkeypatch.setenv("NOISEFLOOR_ROOT", str(tmp_path / way))
-            _, tests = session("--noisefloor", "-k", "rate or same or skipped", *args, salt=step)
-            found[way].append(
-                {
-                    n: (t.get("noisefloor_verdict"), t.get("noisefloor_repeats"), t["skipped"])
-                    for n, t in tests.items()
-                }
-            )
+    picked = ("--noisefloor", "-k", "rate or same or skipped")
+    # adopted by two workers writing one store at once, then checked from copies of it
+    monkeypatch.setenv("NOISEFLOOR_ROOT", str(tmp_path / "workers"))
+    _, adopted = session(*picked, "-n", "2", salt="adopt")
+    assert {t.get("noisefloor_verdict") for t in adopted.values()} == {"adopted", None}
+    shutil.copytree(tmp_path / "workers", tmp_path / "serial")
+    _write(pytester, BAD | {"crash": False})
+    commit_all(pytester.path, "worse")
+    found = {}
+    for way, args in (("serial", ()), ("workers", ("-n", "2"))):
+        monkeypatch.setenv("NOISEFLOOR_ROOT", str(tmp_path / way))
+        _, tests = session(*picked, *args, salt="check")
+        found[way] = {
+            n: (t.get("noisefloor_verdict"), t.get("noisefloor_repeats"), t["skipped"])
+            for n, t in tests.items()
+        }
     assert found["workers"] == found["serial"]
-    assert found["serial"][1]["test_rate"][0] == "regressed"
+    assert found["serial"]["test_rate"][0] == "regressed"
 
 
 RESUMED = """
@@ -312,3 +317,36 @@ def test_a_hanging_test_is_stopped_and_counted_as_broken(
     result, tests = session("--noisefloor", "-k", "test_hangs", salt="hang")
     assert result.ret == 1 and tests["test_hangs"]["noisefloor_verdict"] == "broken"
     assert "ran past timeout_s=0.2" in tests["test_hangs"]["failed"]
+
+
+DOUBTFUL = """
+import os
+import random
+
+import pytest
+
+
+@pytest.mark.noisefloor(repeats=5, max_repeats=10)
+def test_doubtful(noisefloor_repeat):
+    assert random.Random(f"{{os.environ['SALT']}}-{{noisefloor_repeat}}").random() < {rate}
+"""
+
+
+def test_an_inconclusive_test_passes_with_a_warning_unless_strict(
+    pytester: pytest.Pytester, session: Session
+) -> None:
+    pytester.makepyfile(test_doubtful=DOUBTFUL.format(rate=0.8))
+    commit_all(pytester.path, "tests")
+    session("--noisefloor", salt="a")
+    pytester.makepyfile(test_doubtful=DOUBTFUL.format(rate=0.5))
+    commit_all(pytester.path, "a little worse")
+    result, tests = session("--noisefloor", salt="i0.5")
+    assert result.ret == 0 and tests["test_doubtful"]["noisefloor_verdict"] == "inconclusive"
+    assert (
+        "InconclusiveWarning" in result.stdout.str()
+        and "pass rate 15/20 -> 5/10" in result.stdout.str()
+    )
+    # the same version under --noisefloor-strict: judged again from the stored samples, and red
+    result, tests = session("--noisefloor", "--noisefloor-strict", salt="i0.5")
+    assert result.ret == 1 and tests["test_doubtful"]["noisefloor_calls"] == "0"
+    assert tests["test_doubtful"]["failed"].startswith("inconclusive: ")
