@@ -1,6 +1,7 @@
-"""One repeat of a collected test in this process: its setup, call and teardown with its
-function-scoped fixtures made afresh, stopped past its `timeout_s`, and what pytest reported
-kept as the repeat's sample (an assertion failure a failed repeat, any other exception an error).
+"""One repeat of a collected test in this process, its function-scoped fixtures made afresh and
+stopped past `timeout_s`; what pytest reported kept as the repeat's sample.
+
+An assertion failure is a failed repeat; any other exception, in any phase, a target error.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def _deadline(timeout_s: float) -> Iterator[None]:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        # (None: a handler not set from Python, which Python cannot set back: the default)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 def _protocol(item: pytest.Item, timeout_s: float) -> list[pytest.TestReport]:
@@ -130,7 +132,7 @@ def take_repeat(item: pytest.Item, case_id: str, repeat: int, timeout_s: float) 
             outcome, error = Outcome.TIMEOUT, str(cause)
         elif failed.when != "call" or not _is_assertion(cause):
             outcome, error = Outcome.EXIT, shown["failure"]
-    elif "call" in raised:  # the alarm between phases: no report to read
+    elif isinstance(raised.get("call"), RepeatTimeout):  # between phases: no report to read
         outcome, error = Outcome.TIMEOUT, str(raised["call"])
         shown["passed"], shown["failure"] = False, error
     for report in reports:

@@ -1,6 +1,5 @@
-"""A pytest session that samples its marked tests: each one checked as `noisefloor check` checks a
-suite (the same store, design and rules), its verdict reported as the test's outcome, and the
-verdicts listed at the end of the session.
+"""A pytest session that samples its marked tests: each checked as `noisefloor check` checks a
+suite, its verdict reported as the test's outcome, and the verdicts listed at the session's end.
 """
 
 from __future__ import annotations
