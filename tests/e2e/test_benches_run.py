@@ -43,6 +43,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
         ("startup.py", ["--rounds", "1"], "noisefloor --help"),
+        ("pytest_overhead.py", ["--tests", "5", "--rounds", "1"], "5 trivial tests, 1 rounds"),
         (
             "user_scorer.py",
             ["--cases", "3", "--repeats", "4", "--rounds", "1"],

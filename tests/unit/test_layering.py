@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("report",),  # renderers: the report model to text
     ("operations",),  # one function per thing a user asks for
     ("cli", "__main__"),  # the parser, the handlers, the entry point
+    ("pytest_plugin",),  # the pytest plugin: marked tests checked as the command line checks
 ]
 
 
