@@ -1,0 +1,125 @@
+"""A remote store a team shares, behind one small interface: objects read by key, immutable ones
+written only if absent, pointers moved only from the version read; opened from its URL.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from noisefloor.errors import RemoteError
+
+__all__ = ["SCHEMES", "Fetched", "Moved", "Remote", "open_remote"]
+
+#: The URL schemes of a remote, and the library that serves each (`file` needs none).
+SCHEMES = {"s3": "obstore", "gs": "obstore", "az": "obstore", "file": None}
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """An object read from a remote, with the version a conditional write names."""
+
+    data: bytes
+    version: str
+
+
+class Moved(Exception):  # noqa: N818 (a condition a caller handles, not a fault)
+    """A conditional write found its object at another version than the one it named."""
+
+
+class Remote(ABC):
+    """The shared copy of a store: every key is a path relative to a store root.
+
+    Counts its requests by kind ("get", "put"), for the bench and the tests.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.requests: Counter[str] = Counter()
+        self._counting = threading.Lock()
+
+    def counted(self, kind: str) -> None:
+        """Count one request of `kind` (requests run on several threads)."""
+        with self._counting:
+            self.requests[kind] += 1
+
+    @abstractmethod
+    def get(self, key: str) -> Fetched | None:
+        """The object at `key`, or None when there is none.
+
+        Raises:
+            RemoteError: The remote could not be read (its URL and the cause in the message).
+        """
+
+    @abstractmethod
+    def put_new(self, key: str, data: bytes) -> bool:
+        """Write `data` at `key` only if no object is there; False when one already was.
+
+        Raises:
+            RemoteError: The remote refused the write or could not be reached.
+        """
+
+    @abstractmethod
+    def put_over(self, key: str, data: bytes, version: str | None) -> None:
+        """Write `data` at `key` only while the object there is at `version` (None: absent).
+
+        Raises:
+            Moved: Another writer moved the object first.
+            RemoteError: The remote refused the write or could not be reached.
+        """
+
+    @abstractmethod
+    def keys(self, prefix: str) -> list[str]:
+        """Every key under `prefix`, sorted: for `store pull --all` only, never on a command's
+        path (a listing costs a request per thousand keys and sees no order).
+
+        Raises:
+            RemoteError: The remote could not be listed.
+        """
+
+    def failed(self, key: str, cause: str) -> RemoteError:
+        """The error of a request on `key` that failed for `cause`, naming the URL."""
+        return RemoteError(
+            f"remote {self.url}: {cause} (object {key})",
+            hint="check the URL (--remote, NOISEFLOOR_REMOTE or the suite's defaults.remote), "
+            "the network and the credentials; --offline checks from the local copy alone, "
+            "and every sample taken so far is kept there",
+        )
+
+
+def open_remote(url: str) -> Remote:
+    """The remote a URL names: `s3://bucket/prefix`, `gs://bucket/prefix`,
+    `az://account/container/prefix`, or `file:///shared/path`.
+
+    Raises:
+        RemoteError: The URL names no remote this package serves, or its library is missing.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in SCHEMES:
+        raise RemoteError(
+            f"remote {url!r}: not a remote URL",
+            hint="give s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX "
+            "or file:///SHARED/PATH",
+        )
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+            raise RemoteError(
+                f"remote {url!r}: a file remote names an absolute path",
+                hint="e.g. file:///mnt/shared/noisefloor (three slashes)",
+            )
+        from noisefloor.store.remote_files import FileRemote
+
+        return FileRemote(url, parts.path)
+    if not parts.netloc:
+        raise RemoteError(f"remote {url!r}: no bucket", hint=f"e.g. {parts.scheme}://BUCKET/PREFIX")
+    try:
+        from noisefloor.store.remote_cloud import CloudRemote
+    except ImportError as exc:
+        raise RemoteError(
+            f"remote {url}: {parts.scheme}:// needs the obstore library ({exc})",
+            hint="install noisefloor[remote]",
+        ) from None
+    return CloudRemote(url)
