@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 from noisefloor.cli.inputs import resolved_of, store_of
 from noisefloor.cli.options import (
     Parser,
+    branch_option,
     executor_option,
     global_options,
     jobs_option,
     lock_timeout_option,
+    remote_options,
     repeats_option,
 )
 from noisefloor.errors import NoisefloorError
@@ -37,6 +39,14 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     q = bsub.add_parser("set", help="point the run's suite at this run")
     global_options(q, top=False)
     q.add_argument("run", help="run id or label")
+    remote_options(q)
+    branch_option(
+        q,
+        "the branch whose pointer in the remote moves (default: the current branch, else "
+        "the default branch, NOISEFLOOR_DEFAULT_BRANCH or main); the move fails with exit 3, "
+        "naming who moved it, when another runner moved it since it was read",
+        "branch",
+    )
     q = bsub.add_parser("show", help="list every suite's baseline")
     global_options(q, top=False)
     q = bsub.add_parser(
@@ -57,6 +67,7 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     jobs_option(q, "default 8 for an endpoint, 1 for a command")
     executor_option(q)
     lock_timeout_option(q)
+    remote_options(q)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -68,7 +79,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if args.baseline_command == "set":
         run = resolve_run(store, args.run)
         pointer = store.set_baseline(run.suite, run.run_id)
-        print(f"{pointer.suite}: {pointer.run_id}")
+        where = getattr(store, "branches", None)
+        print(f"{pointer.suite}: {pointer.run_id}" + (f" (branch {where.write})" if where else ""))
         return 0
     pointers = store.baselines()
     if not pointers:
