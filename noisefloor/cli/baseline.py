@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING
 from noisefloor.cli.inputs import resolved_of, store_of
 from noisefloor.cli.options import (
     Parser,
-    branch_option,
     executor_option,
     global_options,
     jobs_option,
     lock_timeout_option,
-    remote_options,
     repeats_option,
 )
+from noisefloor.cli.remote_options import branch_option, remote_options
 from noisefloor.errors import NoisefloorError
 
 if TYPE_CHECKING:

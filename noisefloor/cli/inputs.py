@@ -76,7 +76,7 @@ def open_store(
         return Store(where.root, where.lock_timeout_s)
     from noisefloor.store.branches import Branches, current_branch
     from noisefloor.store.mirrored import MirroredStore
-    from noisefloor.store.remote import open_remote
+    from noisefloor.store.remote_url import open_remote
 
     current = current_branch(os.environ, os.getcwd())
     if where.baseline_branch is not None:

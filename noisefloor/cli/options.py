@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from noisefloor.cli.remote_options import remote_options
 from noisefloor.errors import UsageError
 
 # A flag's check, and a help text's defaults, import what they need when the parser is built for
@@ -21,7 +22,6 @@ from noisefloor.errors import UsageError
 __all__ = [
     "Parser",
     "alpha_option",
-    "branch_option",
     "executor_option",
     "format_options",
     "global_options",
@@ -35,7 +35,6 @@ __all__ = [
     "positive",
     "repeat_count",
     "probability",
-    "remote_options",
     "repeats_option",
     "rule_options",
     "run_arguments",
@@ -241,29 +240,6 @@ def sampling_options(parser: argparse.ArgumentParser) -> None:
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )
     remote_options(parser)
-
-
-def remote_options(parser: argparse.ArgumentParser) -> None:
-    """--remote URL and --offline."""
-    parser.add_argument(
-        "--remote",
-        metavar="URL",
-        help="the store a team shares, of which the local store is the working copy: "
-        "s3://BUCKET/PREFIX (an S3-compatible server's endpoint from AWS_ENDPOINT_URL), "
-        "gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX or file:///SHARED/PATH "
-        "(env NOISEFLOOR_REMOTE; suite `defaults.remote`)",
-    )
-    parser.add_argument(
-        "--offline",
-        action="store_true",
-        help="use the local store alone, whatever remote is set",
-    )
-
-
-def branch_option(parser: argparse.ArgumentParser, help_text: str, dest: str) -> None:
-    """--branch or --baseline-branch: a branch of the remote's baseline pointers."""
-    flag = "--" + dest.replace("_", "-")
-    parser.add_argument(flag, metavar="BRANCH", dest=dest, help=help_text)
 
 
 def run_arguments(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:

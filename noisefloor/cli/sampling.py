@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from noisefloor.cli.inputs import load_suite_of, open_store, resolved_of, run_options
 from noisefloor.cli.options import (
-    branch_option,
     format_options,
     repeats_option,
     rule_options,
@@ -22,6 +21,7 @@ from noisefloor.cli.options import (
     sequential_options,
 )
 from noisefloor.cli.output import emit, report_out
+from noisefloor.cli.remote_options import branch_option
 from noisefloor.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from noisefloor.cli.inputs import store_of, suite_name
-from noisefloor.cli.options import Parser, branch_option, global_options, remote_options
+from noisefloor.cli.options import Parser, global_options
 from noisefloor.cli.output import emit
+from noisefloor.cli.remote_options import branch_option, remote_options
 from noisefloor.errors import ExitCode, NoisefloorError
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.

@@ -1,5 +1,5 @@
 """A remote store a team shares, behind one small interface: objects read by key, immutable ones
-written only if absent, pointers moved only from the version read; opened from its URL.
+written only if absent, pointers moved only from the version read.
 """
 
 from __future__ import annotations
@@ -8,14 +8,10 @@ import threading
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from noisefloor.errors import RemoteError
 
-__all__ = ["SCHEMES", "Fetched", "Moved", "Remote", "open_remote"]
-
-#: The URL schemes of a remote, and the library that serves each (`file` needs none).
-SCHEMES = {"s3": "obstore", "gs": "obstore", "az": "obstore", "file": None}
+__all__ = ["Fetched", "Moved", "Remote"]
 
 
 @dataclass(frozen=True)
@@ -88,38 +84,3 @@ class Remote(ABC):
             "the network and the credentials; --offline checks from the local copy alone, "
             "and every sample taken so far is kept there",
         )
-
-
-def open_remote(url: str) -> Remote:
-    """The remote a URL names: `s3://bucket/prefix`, `gs://bucket/prefix`,
-    `az://account/container/prefix`, or `file:///shared/path`.
-
-    Raises:
-        RemoteError: The URL names no remote this package serves, or its library is missing.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in SCHEMES:
-        raise RemoteError(
-            f"remote {url!r}: not a remote URL",
-            hint="give s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX "
-            "or file:///SHARED/PATH",
-        )
-    if parts.scheme == "file":
-        if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
-            raise RemoteError(
-                f"remote {url!r}: a file remote names an absolute path",
-                hint="e.g. file:///mnt/shared/noisefloor (three slashes)",
-            )
-        from noisefloor.store.remote_files import FileRemote
-
-        return FileRemote(url, parts.path)
-    if not parts.netloc:
-        raise RemoteError(f"remote {url!r}: no bucket", hint=f"e.g. {parts.scheme}://BUCKET/PREFIX")
-    try:
-        from noisefloor.store.remote_cloud import CloudRemote
-    except ImportError as exc:
-        raise RemoteError(
-            f"remote {url}: {parts.scheme}:// needs the obstore library ({exc})",
-            hint="install noisefloor[remote]",
-        ) from None
-    return CloudRemote(url)

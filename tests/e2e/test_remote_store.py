@@ -104,7 +104,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
 
 def remote_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
     """Every key the remote holds (a listing: the test's view, never a command's)."""
-    from noisefloor.store.remote import open_remote
+    from noisefloor.store.remote_url import open_remote
 
     saved = dict(os.environ)
     os.environ.update(remote[1])
@@ -184,7 +184,7 @@ def test_two_runners_moving_one_baseline_at_once_one_wins(origin, tmp_path, remo
     from noisefloor.errors import PointerMoved
     from noisefloor.store.branches import Branches
     from noisefloor.store.mirrored import MirroredStore
-    from noisefloor.store.remote import open_remote
+    from noisefloor.store.remote_url import open_remote
 
     adopted(origin, tmp_path, remote)
     ours = [clone(origin, tmp_path / f"mover{n}", change(origin, f"m{n}")) for n in range(2)]
