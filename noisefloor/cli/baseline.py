@@ -77,9 +77,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         return _deepen(store, args)
     if args.baseline_command == "set":
         run = resolve_run(store, args.run)
+        from noisefloor.store.mirrored import MirroredStore
+
         pointer = store.set_baseline(run.suite, run.run_id)
-        where = getattr(store, "branches", None)
-        print(f"{pointer.suite}: {pointer.run_id}" + (f" (branch {where.write})" if where else ""))
+        moved = f" (branch {store.branches.write})" if isinstance(store, MirroredStore) else ""
+        print(f"{pointer.suite}: {pointer.run_id}{moved}")
         return 0
     pointers = store.baselines()
     if not pointers:
