@@ -56,7 +56,9 @@ def pull_store(store: MirroredStore, suites: list[str], everything: bool = False
     done = Pulled()
     if everything:
         keys = store.remote.keys("")
-        wanted = [k for k in keys if not k.startswith("baselines/") and not _here(store, k)]
+        # a branch's pointer is no local file, and a pack holds samples copied on their own
+        shared = ("baselines/", "packs/")
+        wanted = [k for k in keys if not k.startswith(shared) and not _here(store, k)]
         for key, fetched in zip(wanted, store.parallel(store.remote.get, wanted), strict=True):
             if fetched is not None:
                 store.write_bytes(store.root / key, fetched.data)

@@ -20,6 +20,7 @@ from noisefloor.settings import LOCK_TIMEOUT_S, REMOTE_CONNECTIONS
 from noisefloor.store.branches import Branches, mover, pointer_key
 from noisefloor.store.files import dumps
 from noisefloor.store.layout import LOST_MARK, has_sample, utc_now
+from noisefloor.store.packs import pack, pack_key, unpack
 from noisefloor.store.remote import Fetched, Moved, Remote
 from noisefloor.store.store import Store
 
@@ -198,9 +199,18 @@ class MirroredStore(Store):
             )
 
     def _fetch_baseline(self, pointer: BaselinePointer) -> None:
-        """Fetch the baseline's run record, samples and manifest, then point here at it."""
+        """Fetch the baseline's run record, samples (a pack per case, else sample by sample)
+        and manifest, then point here at it."""
         run = self.load_run(pointer.suite, pointer.run_id)
-        missing = [f for case in run.cases for f in self.sample_files(case) if not has_sample(f)]
+        lacking = [c for c in run.cases if not all(map(has_sample, self.sample_files(c)))]
+        keys = [pack_key(run.suite, run.run_id, c.case_id) for c in lacking]
+        packs = self.parallel(self.remote.get, keys)
+        missing = []
+        for case, fetched in zip(lacking, packs, strict=True):
+            files = unpack(fetched.data) if fetched is not None else None
+            if files is not None:
+                self._unpacked(Path(self.abs_str(case.sample_dir)), files)
+            missing += [f for f in self.sample_files(case) if not has_sample(f)]
         self.fetched(missing)
         digest = run.target.fingerprint.get("git")
         if digest:
@@ -209,6 +219,31 @@ class MirroredStore(Store):
         if here is None or here.run_id != pointer.run_id:
             self.write_json(self.baseline_path(pointer.suite), pointer)
             self.write_gitignore()
+
+    def _unpacked(self, directory: Path, files: list[tuple[str, bytes]]) -> None:
+        """Write a pack's files absent here: samples that read as samples, and the mark of a
+        repeat the infrastructure lost."""
+        for name, data in files:
+            path = directory / name
+            if name == LOST_MARK:
+                if not os.path.exists(path):
+                    self.write_bytes(path, b"")
+            elif not has_sample(str(path)):
+                self._kept_sample(path, Fetched(data, ""))
+
+    def push_packs(self, run: RunRecord) -> None:
+        """Write each case's pack of a baseline run, unless the remote has it: a fresh runner
+        then fetches the case's samples in one request."""
+        keys, packs = [], {}
+        for case in run.cases:
+            directory = self.abs_str(case.sample_dir)
+            names = [os.path.basename(f) for f in self.sample_files(case) if has_sample(f)]
+            if os.path.exists(os.path.join(directory, LOST_MARK)):
+                names.append(LOST_MARK)
+            key = pack_key(run.suite, run.run_id, case.case_id)
+            keys.append(key)
+            packs[key] = [(n, Path(directory, n).read_bytes()) for n in names]
+        self.parallel(lambda key: self.remote.put_new(key, pack(packs[key])), keys)
 
     def set_baseline(self, suite: str, run_id: str) -> BaselinePointer:
         """Move the write branch's pointer in the remote (`move_pointer`), then the local one.
@@ -233,7 +268,9 @@ class MirroredStore(Store):
             held = self._remote_pointer(suite, [branch])
             if held is not None and held.run_id == run_id:
                 return False
-        self.push_run(self.load_run(suite, run_id))
+        run = self.load_run(suite, run_id)
+        self.push_run(run)
+        self.push_packs(run)
         pointer = BaselinePointer(suite=suite, run_id=run_id, set_at=utc_now())
         doc = {**pointer.model_dump(mode="json"), "branch": branch, "set_by": mover(self._environ)}
         try:

@@ -136,6 +136,27 @@ def test_a_fresh_clone_of_the_adopted_commit_checks_with_no_calls(origin, tmp_pa
     assert written and not [p for p in written if secret in p.read_bytes()]
 
 
+def test_a_fresh_runner_fetches_the_baseline_in_a_request_per_case(
+    origin, tmp_path, remote, monkeypatch
+):
+    from noisefloor.store.branches import Branches
+    from noisefloor.store.mirrored import MirroredStore
+    from noisefloor.store.remote_url import open_remote
+
+    adopted(origin, tmp_path, remote)
+    for name, value in remote[1].items():
+        monkeypatch.setenv(name, value)
+    reader = open_remote(remote[0])
+    store = MirroredStore(tmp_path / "fresh", reader, Branches(("main",), "main"))
+    pointer = store.baseline("fake")
+    assert pointer is not None
+    # the pointer, the run record, and one pack per case: never a sample at a time
+    assert dict(reader.requests) == {"get": 4}
+    run = store.load_run("fake", pointer.run_id)
+    assert sum(len(store.sample_files(c)) for c in run.cases) == 8
+    assert all(Path(f).is_file() for c in run.cases for f in store.sample_files(c))
+
+
 def test_a_changed_commit_sampled_by_one_runner_costs_the_next_none(origin, tmp_path, remote):
     adopted(origin, tmp_path, remote)
     commit = change(origin, "refactor")
