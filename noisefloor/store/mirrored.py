@@ -54,6 +54,7 @@ class MirroredStore(Store):
         self._absent: set[str] = set()  # keys the remote lacked when this command asked
         self._versions: dict[str, str | None] = {}  # pointer key -> the version read
         self._synced: set[str] = set()  # suites whose pointer this command has read
+        self._own_runs: dict[str, str] = {}  # key -> version of each run record saved here
 
     def key(self, path: Path | str) -> str:
         """A file's key in the remote: its path relative to the root, with forward slashes."""
@@ -100,10 +101,22 @@ class MirroredStore(Store):
         self.remote.put_new(self.key(path), path.read_bytes())
 
     def save_run(self, run: RunRecord) -> None:
-        """Write a run record here, then push it (its samples went as they were taken)."""
+        """Write a run record here, then push it (its samples went as they were taken). A run
+        this command saves again (a sequential check adds its looks once they are judged)
+        replaces its own record in the remote, from the version it wrote; no other writer has
+        its run id."""
         super().save_run(run)
         path = self.run_path(run.suite, run.run_id)
-        self.remote.put_new(self.key(path), path.read_bytes())
+        key, data = self.key(path), path.read_bytes()
+        try:
+            self._own_runs[key] = self.remote.put_over(key, data, self._own_runs.get(key))
+        except Moved:
+            # a retried write whose first attempt landed finds its own record: carry on from it
+            now = self.remote.get(key)
+            if now is not None and now.data == data:
+                self._own_runs[key] = now.version
+            else:  # pushed from elsewhere (`store push`): a record there is never replaced
+                self._own_runs.pop(key, None)
 
     def save_manifest(self, digest: str, files: dict[str, str]) -> None:
         """Keep a manifest here and, the first time it is written here, in the remote."""
@@ -273,10 +286,14 @@ class MirroredStore(Store):
         self.push_packs(run)
         pointer = BaselinePointer(suite=suite, run_id=run_id, set_at=utc_now())
         doc = {**pointer.model_dump(mode="json"), "branch": branch, "set_by": mover(self._environ)}
+        data = dumps(doc)
         try:
-            self.remote.put_over(key, dumps(doc), self._versions[key])
+            self.remote.put_over(key, data, self._versions[key])
         except Moved:
-            raise self._moved(suite, branch, run_id) from None
+            # a retried write whose first attempt landed (its answer lost) finds its own pointer
+            now = self.remote.get(key)
+            if now is None or now.data != data:
+                raise self._moved(suite, branch, run_id) from None
         del self._versions[key]  # a second move in this command reads the pointer again
         return True
 

@@ -59,8 +59,9 @@ class Remote(ABC):
         """
 
     @abstractmethod
-    def put_over(self, key: str, data: bytes, version: str | None) -> None:
-        """Write `data` at `key` only while the object there is at `version` (None: absent).
+    def put_over(self, key: str, data: bytes, version: str | None) -> str:
+        """Write `data` at `key` only while the object there is at `version` (None: absent);
+        the version written.
 
         Raises:
             Moved: Another writer moved the object first.

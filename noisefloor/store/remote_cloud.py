@@ -107,15 +107,16 @@ class CloudRemote(Remote):
             raise self.failed(key, _cause(exc)) from None
         return True
 
-    def put_over(self, key: str, data: bytes, version: str | None) -> None:
+    def put_over(self, key: str, data: bytes, version: str | None) -> str:
         self.counted("put")
         mode: Any = "create" if version is None else {"e_tag": version}
         try:
-            obstore.put(self._store, key, data, mode=mode)
+            written = obstore.put(self._store, key, data, mode=mode)
         except (AlreadyExistsError, PreconditionError):
             raise Moved(key) from None
         except Exception as exc:
             raise self.failed(key, _cause(exc)) from None
+        return str(written.get("e_tag") or "")
 
     def keys(self, prefix: str) -> list[str]:
         self.counted("list")

@@ -50,7 +50,7 @@ class FileRemote(Remote):
             raise self.failed(key, f"{exc.strerror or exc}") from None
         return True
 
-    def put_over(self, key: str, data: bytes, version: str | None) -> None:
+    def put_over(self, key: str, data: bytes, version: str | None) -> str:
         self.counted("put")
         path = self._path(key)
         try:
@@ -67,6 +67,7 @@ class FileRemote(Remote):
                     os.replace(temporary, path)
         except OSError as exc:
             raise self.failed(key, f"{exc.strerror or exc}") from None
+        return hashlib.sha256(data).hexdigest()
 
     def keys(self, prefix: str) -> list[str]:
         self.counted("list")

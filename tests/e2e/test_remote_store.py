@@ -4,6 +4,7 @@ runners (`.noisefloor/` ignored by git), against moto's S3 server on loopback an
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
@@ -18,6 +19,11 @@ import orjson
 import pytest
 
 from bench.servers.object_store import S3_ENV, S3Server
+from noisefloor.errors import PointerMoved
+from noisefloor.store.branches import Branches
+from noisefloor.store.mirrored import MirroredStore
+from noisefloor.store.remote import Remote
+from noisefloor.store.remote_url import open_remote
 from tests.builders import FAKE, answer_case, commit_all, fake_suite, git, isolate_git
 
 _buckets = itertools.count()
@@ -102,17 +108,29 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
     return {case["case_id"]: case["verdict"] for case in report["cases"]}
 
 
-def remote_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
-    """Every key the remote holds (a listing: the test's view, never a command's)."""
-    from noisefloor.store.remote_url import open_remote
-
+@contextlib.contextmanager
+def reached(remote: tuple[str, dict[str, str]]) -> Iterator[Remote]:
+    """The remote, opened in this process with its environment (the test's own view of it)."""
     saved = dict(os.environ)
     os.environ.update(remote[1])
     try:
-        return open_remote(remote[0]).keys("")
+        yield open_remote(remote[0])
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def remote_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
+    """Every key the remote holds (a listing: the test's view, never a command's)."""
+    with reached(remote) as opened:
+        return opened.keys("")
+
+
+def remote_object(remote: tuple[str, dict[str, str]], key: str) -> bytes | None:
+    """The bytes of one object of the remote, or None."""
+    with reached(remote) as opened:
+        fetched = opened.get(key)
+    return fetched.data if fetched is not None else None
 
 
 def adopted(origin: Path, tmp_path: Path, remote: tuple[str, dict[str, str]]) -> dict[str, Any]:
@@ -139,10 +157,6 @@ def test_a_fresh_clone_of_the_adopted_commit_checks_with_no_calls(origin, tmp_pa
 def test_a_fresh_runner_fetches_the_baseline_in_a_request_per_case(
     origin, tmp_path, remote, monkeypatch
 ):
-    from noisefloor.store.branches import Branches
-    from noisefloor.store.mirrored import MirroredStore
-    from noisefloor.store.remote_url import open_remote
-
     adopted(origin, tmp_path, remote)
     for name, value in remote[1].items():
         monkeypatch.setenv(name, value)
@@ -168,6 +182,11 @@ def test_a_changed_commit_sampled_by_one_runner_costs_the_next_none(origin, tmp_
     assert second["exit_code"] == first["exit_code"] == 0
     # the same runner again reads the pointer and takes nothing
     assert check(tmp_path / "two", remote)["calls"] == 0
+    # each run record in the remote is the one its runner finished with (a sequential check
+    # saves its run again once its looks are judged)
+    for runner in ("one", "two"):
+        for record in (tmp_path / runner / ".noisefloor" / "runs" / "fake").glob("*.json"):
+            assert remote_object(remote, f"runs/fake/{record.name}") == record.read_bytes()
 
 
 def test_four_runners_checking_four_commits_at_once(origin, tmp_path, remote):
@@ -202,11 +221,6 @@ def test_four_runners_checking_four_commits_at_once(origin, tmp_path, remote):
 
 
 def test_two_runners_moving_one_baseline_at_once_one_wins(origin, tmp_path, remote, monkeypatch):
-    from noisefloor.errors import PointerMoved
-    from noisefloor.store.branches import Branches
-    from noisefloor.store.mirrored import MirroredStore
-    from noisefloor.store.remote_url import open_remote
-
     adopted(origin, tmp_path, remote)
     ours = [clone(origin, tmp_path / f"mover{n}", change(origin, f"m{n}")) for n in range(2)]
     runs = []
