@@ -295,6 +295,44 @@ def test_the_server_killed_exits_3_naming_the_bucket(origin, tmp_path):
     assert "connection refused" in done.stderr
 
 
+def test_the_server_killed_mid_check_exits_3_and_keeps_every_sample_taken(origin, tmp_path):
+    with S3Server() as doomed:
+        bucket = doomed.bucket("nf-doomed-later")
+        shared = (f"s3://{bucket}/team", doomed.env())
+        adopted(origin, tmp_path, shared)
+        runner = clone(origin, tmp_path / "stranded", change(origin, "slow"))
+        argv, environ = command(
+            runner, shared, "check", "suite.yaml", "--repeats", "6", NOISEFLOOR_FAKE_SLEEP="0.3"
+        )
+        process = subprocess.Popen(
+            argv, cwd=runner, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        samples = runner / ".noisefloor" / "samples"
+        deadline = time.monotonic() + 120
+        while len(list(samples.rglob("r*.json"))) < 8 + 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the baseline's 8, fetched, and 2 of the candidate's
+        doomed.kill()
+        started = time.monotonic()
+        _, err = process.communicate(timeout=300)
+    assert process.returncode == 3, err.decode()
+    assert time.monotonic() - started < 120
+    said = err.decode()
+    assert bucket in said and "Traceback" not in said
+    assert len(list(samples.rglob("r*.json"))) >= 10  # every sample taken is kept here
+
+
+def test_a_baseline_older_than_its_maximum_age_is_warned_of(origin, tmp_path, remote, monkeypatch):
+    adopted(origin, tmp_path, remote)
+    for name, value in remote[1].items():
+        monkeypatch.setenv(name, value)
+    store = MirroredStore(
+        tmp_path / "fresh", open_remote(remote[0]), Branches(("main",), "main"), max_age_s=0
+    )
+    assert store.baseline("fake") is not None
+    [note] = store.notes
+    assert "on branch 'main'" in note and "longer ago than baseline_max_age" in note
+
+
 def test_offline_checks_from_the_local_copy_alone(origin, tmp_path, remote):
     adopted(origin, tmp_path, remote)
     runner = clone(origin, tmp_path / "runner")
