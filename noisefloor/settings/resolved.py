@@ -66,6 +66,8 @@ class StoreSettings:
     """The branch a check compares with (--baseline-branch, else the CI's target branch of a
     pull or merge request); None: the current branch's baseline, else the default branch's."""
     default_branch: str = DEFAULT_BRANCH
+    """The branch whose baseline a check falls back to, and whose pointer moves when git names
+    no branch (NOISEFLOOR_DEFAULT_BRANCH)."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from noisefloor.model.records import BaselinePointer, RunRecord
 from noisefloor.settings import LOCK_TIMEOUT_S, REMOTE_CONNECTIONS
 from noisefloor.store.branches import Branches, mover, pointer_key
 from noisefloor.store.files import dumps
+from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import LOST_MARK, has_sample, utc_now
 from noisefloor.store.packs import pack, pack_key, unpack
 from noisefloor.store.remote import Fetched, Moved, Remote
@@ -151,13 +152,9 @@ class MirroredStore(Store):
         path = self.run_path(run.suite, run.run_id)
         if self.remote.get(self.key(path)) is not None:
             return 0
+        # (the mark of a repeat the infrastructure lost is not pushed: a fetch writes it again)
         files = [f for case in run.cases for f in self.sample_files(case) if has_sample(f)]
-        files += [
-            os.path.join(self.abs_str(case.sample_dir), LOST_MARK)
-            for case in run.cases
-            if os.path.exists(os.path.join(self.abs_str(case.sample_dir), LOST_MARK))
-        ]
-        digest = run.target.fingerprint.get("git")
+        digest = run.target.fingerprint.get(GIT_LABEL)
         manifest = self.manifest_path(digest) if digest else None
         if manifest is not None and os.path.exists(manifest):
             files.append(str(manifest))
@@ -225,7 +222,7 @@ class MirroredStore(Store):
                 self._unpacked(Path(self.abs_str(case.sample_dir)), files)
             missing += [f for f in self.sample_files(case) if not has_sample(f)]
         self.fetched(missing)
-        digest = run.target.fingerprint.get("git")
+        digest = run.target.fingerprint.get(GIT_LABEL)
         if digest:
             self.load_manifest(digest)
         here = super().baseline(pointer.suite)

@@ -29,10 +29,11 @@ from noisefloor.store.remote import Fetched, Moved, Remote
 
 __all__ = ["CloudRemote"]
 
+#: What a 404 that is no missing object holds: the bucket or container itself is missing.
+_NO_CONTAINER = (("NoSuchBucket", "no such bucket"), ("ContainerNotFound", "no such container"))
 #: What a failed request's text holds, and the cause it is reported as (the first match wins).
 _CAUSES = (
-    ("NoSuchBucket", "no such bucket"),
-    ("ContainerNotFound", "no such container"),
+    *_NO_CONTAINER,
     ("dns error", "the host name does not resolve"),
     ("Connection refused", "connection refused"),
     ("timed out", "timed out"),
@@ -88,7 +89,7 @@ class CloudRemote(Remote):
             got = obstore.get(self._store, key)
             data = bytes(got.bytes())
         except FileNotFoundError as exc:  # obstore's NotFoundError; a missing bucket too
-            if any(n.lower() in str(exc).lower() for n, _ in _CAUSES[:2]):
+            if any(needle in str(exc) for needle, _ in _NO_CONTAINER):
                 raise self.failed(key, _cause(exc)) from None
             return None
         except Exception as exc:

@@ -269,9 +269,9 @@ def test_a_runner_killed_mid_check_leaves_the_next_only_what_is_missing(origin, 
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     took = set(sample_keys(remote)) - base
-    assert 3 <= len(took) < 12
-    # each sample the killed runner wrote was pushed as it was written (the one being written
-    # when the signal came may be in neither)
+    assert 0 < len(took) < 12
+    # each sample the killed runner wrote was pushed as it was written (but the one whose push
+    # the signal came before)
     assert len(taken - took) <= 1
     report = check(clone(origin, tmp_path / "next", commit), remote, "--repeats", "6")
     assert report["calls"] == 12 - len(took)
