@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from bench.servers.object_store import S3_ENV, S3Server
 from noisefloor.errors import PointerMoved
@@ -187,6 +188,19 @@ def test_a_changed_commit_sampled_by_one_runner_costs_the_next_none(origin, tmp_
     for runner in ("one", "two"):
         for record in (tmp_path / runner / ".noisefloor" / "runs" / "fake").glob("*.json"):
             assert remote_object(remote, f"runs/fake/{record.name}") == record.read_bytes()
+
+
+def test_a_fresh_runner_names_the_files_that_moved_from_the_baselines_manifest(
+    origin, tmp_path, remote
+):
+    suite = yaml.safe_load((origin / "suite.yaml").read_text())
+    del suite["target"]["fingerprint"]  # the files git tracks make the version: a manifest
+    (origin / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    commit_all(origin, "versioned by git")
+    adopted(origin, tmp_path, remote)
+    assert [k for k in remote_keys(remote) if k.startswith("manifests/")]
+    report = check(clone(origin, tmp_path / "runner", change(origin, "moved")), remote)
+    assert report["target_change"]["modified"] == ["fake_target.py"]
 
 
 def test_four_runners_checking_four_commits_at_once(origin, tmp_path, remote):
