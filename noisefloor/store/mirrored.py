@@ -1,6 +1,5 @@
-"""The local store as the working copy of a remote: what a command needs fetched by its computed
-keys, every sample and run pushed as it is written, baseline pointers per branch moved only from
-the version read.
+"""The local store as the working copy of a remote: what a command needs fetched by its keys, each
+sample pushed as it is written, and baseline pointers per branch moved from the version read.
 """
 
 from __future__ import annotations
