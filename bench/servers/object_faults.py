@@ -20,14 +20,20 @@ from urllib.parse import urlsplit
 
 from bench.servers.loopback import LoopbackHandler, LoopbackServer
 
-__all__ = ["OBJECT_FAULTS", "ObjectFaultProxy"]
+__all__ = ["OBJECT_FAULTS", "REFUSALS", "ObjectFaultProxy"]
 
 #: The faults, each as the front end of a cloud's store shows it.
 OBJECT_FAULTS = ("latency", "error_500", "slow_down", "reset", "cut_upload", "lost_answer")
+#: Answers no retry gets past: credentials the bucket refuses.
+REFUSALS = ("denied",)
 
 _SLOW_DOWN = (
     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
     b"<Message>Please reduce your request rate.</Message></Error>"
+)
+_DENIED = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
+    b"<Message>Access Denied</Message></Error>"
 )
 _INTERNAL = (
     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code>'
@@ -67,8 +73,12 @@ class _Handler(LoopbackHandler):
                 self._reset()
                 return
             body = self.read_body()
-            if fault in ("error_500", "slow_down"):
-                code, text = (500, _INTERNAL) if fault == "error_500" else (503, _SLOW_DOWN)
+            if fault in ("error_500", "slow_down", "denied"):
+                code, text = {
+                    "error_500": (500, _INTERNAL),
+                    "slow_down": (503, _SLOW_DOWN),
+                    "denied": (403, _DENIED),
+                }[fault]
                 self._answer(code, {"Content-Type": "application/xml"}, text)
                 return
             code, headers, answer = self.server.forward(self.command, self.path, self.headers, body)
@@ -151,8 +161,9 @@ class ObjectFaultProxy(LoopbackServer[_Server]):
 
     def __init__(self, backend: str, fault: str, rate: float = 0.3, burst: int = 2, seed: int = 0):
         super().__init__()
-        if fault not in OBJECT_FAULTS:
-            raise ValueError(f"unknown fault {fault!r}: one of {', '.join(OBJECT_FAULTS)}")
+        if fault not in (*OBJECT_FAULTS, *REFUSALS):
+            known = ", ".join((*OBJECT_FAULTS, *REFUSALS))
+            raise ValueError(f"unknown fault {fault!r}: one of {known}")
         self._args = (backend, fault, rate, burst, seed)
 
     def make_server(self) -> _Server:
