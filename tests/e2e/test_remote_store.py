@@ -172,6 +172,18 @@ def test_a_fresh_runner_fetches_the_baseline_in_a_request_per_case(
     assert all(Path(f).is_file() for c in run.cases for f in store.sample_files(c))
 
 
+def test_the_default_branch_deepens_its_baseline_into_the_remote(origin, tmp_path, remote):
+    first = adopted(origin, tmp_path, remote)
+    deepener = clone(origin, tmp_path / "deepener")
+    done = noisefloor(deepener, remote, "baseline", "deepen", "suite.yaml", "--repeats", "7")
+    assert done.returncode == 0, done.stderr
+    assert "6 target call(s)" in done.stdout  # 2 cases from 4 repeats to 7
+    report = check(clone(origin, tmp_path / "runner"), remote)
+    assert (report["exit_code"], report["calls"]) == (0, 0)
+    assert report["baseline"] != first["candidate"]
+    assert report["runs"]["baseline"]["repeats"] == 7  # the deepened pool, fetched
+
+
 def test_a_changed_commit_sampled_by_one_runner_costs_the_next_none(origin, tmp_path, remote):
     adopted(origin, tmp_path, remote)
     commit = change(origin, "refactor")
