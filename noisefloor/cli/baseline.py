@@ -22,6 +22,7 @@ from noisefloor.cli.remote_options import branch_option, remote_options
 from noisefloor.errors import NoisefloorError
 
 if TYPE_CHECKING:
+    from noisefloor.store.mirrored import MirroredStore
     from noisefloor.store.store import Store
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
@@ -46,8 +47,11 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
         "naming who moved it, when another runner moved it since it was read",
         "branch",
     )
-    q = bsub.add_parser("show", help="list every suite's baseline")
+    q = bsub.add_parser(
+        "show", help="list every suite's baseline (with a remote, its pointers on every branch)"
+    )
     global_options(q, top=False)
+    remote_options(q)
     q = bsub.add_parser(
         "deepen",
         help="top the baseline up to N repeats per case, on the baseline's own target version",
@@ -83,15 +87,31 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         moved = f" (branch {store.branches.write})" if isinstance(store, MirroredStore) else ""
         print(f"{pointer.suite}: {pointer.run_id}{moved}")
         return 0
+    from noisefloor.store.mirrored import MirroredStore
+
     pointers = store.baselines()
-    if not pointers:
+    shared = _remote_pointers(store) if isinstance(store, MirroredStore) else []
+    if not pointers and not shared:
         raise NoisefloorError(
             f"no baselines recorded under {store.root}",
             hint="`noisefloor check SUITE` adopts one; `noisefloor baseline set RUN` moves one",
         )
     for pointer in pointers:
         print(f"{pointer.suite}: {pointer.run_id}  (set {pointer.set_at})")
+    for line in shared:
+        print(line)
     return 0
+
+
+def _remote_pointers(store: MirroredStore) -> list[str]:
+    """A line per pointer of the remote, under a line naming it."""
+    from noisefloor.operations.sync import remote_pointers
+
+    lines = [
+        f"{p.suite} on {p.branch}: {p.run_id}  (set {p.set_at} by {p.set_by or 'unknown'})"
+        for p in remote_pointers(store)
+    ]
+    return [f"in {store.remote.url}:", *(f"  {line}" for line in lines)] if lines else []
 
 
 def _deepen(store: Store, args: argparse.Namespace) -> int:

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+import orjson
+
 from noisefloor.model.records import BaselinePointer
 from noisefloor.store.mirrored import MirroredStore
 from noisefloor.store.store import Store
 
-__all__ = ["Pulled", "Pushed", "pull_store", "push_store"]
+__all__ = ["Pulled", "Pushed", "RemotePointer", "pull_store", "push_store", "remote_pointers"]
 
 
 @dataclass
@@ -34,6 +36,35 @@ class Pulled:
     objects: int = 0
 
 
+@dataclass(frozen=True)
+class RemotePointer:
+    """A baseline pointer of the remote: its branch, suite and run, when and by whom it moved."""
+
+    branch: str
+    suite: str
+    run_id: str
+    set_at: str
+    set_by: str
+
+
+def remote_pointers(store: MirroredStore) -> list[RemotePointer]:
+    """Every baseline pointer of the remote, by branch and suite (a listing, for `baseline show`;
+    one that does not read is shown as such)."""
+    keys = [k for k in store.remote.keys("baselines/") if k.count("/") == 2]
+    found = []
+    for key, fetched in zip(keys, store.parallel(store.remote.get, keys), strict=True):
+        if fetched is None:
+            continue
+        try:
+            doc = orjson.loads(fetched.data)
+            run_id, set_at, set_by = doc["run_id"], doc["set_at"], doc.get("set_by", "")
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            run_id, set_at, set_by = "(corrupt)", "", ""
+        _, branch, name = key.split("/")
+        found.append(RemotePointer(unquote(branch), Path(name).stem, run_id, set_at, set_by))
+    return found
+
+
 def push_store(store: MirroredStore) -> Pushed:
     """Push every run of the local store (its samples, manifest and record, each only if the
     remote lacks it), then point the write branch's pointers at the local baselines."""
@@ -42,7 +73,7 @@ def push_store(store: MirroredStore) -> Pushed:
         written = store.push_run(store.load_run(suite, run_id))
         done.runs += written > 0
         done.objects += written
-    for pointer in Store.baselines(store):
+    for pointer in store.baselines():
         if store.move_pointer(pointer.suite, pointer.run_id):
             done.pointers.append((pointer.suite, pointer.run_id))
     return done

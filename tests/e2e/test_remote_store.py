@@ -376,6 +376,11 @@ def test_a_committed_baseline_pushed_and_pulled(origin, tmp_path, remote):
     pushed = noisefloor(runner, remote, "store", "push")
     assert pushed.returncode == 0, pushed.stderr
     assert "fake:" in pushed.stdout
+    run_id = orjson.loads(done.stdout)["candidate"]
+    shown = noisefloor(runner, remote, "baseline", "show")
+    assert shown.returncode == 0, shown.stderr
+    assert f"in {remote[0]}:\n  fake on main: {run_id}  (set " in shown.stdout
+    assert "(process " in shown.stdout  # who moved it
     fresh = check(clone(origin, tmp_path / "fresh"), remote)
     assert (fresh["exit_code"], fresh["calls"]) == (0, 0)
     # and back: a store pulled here works with no remote at all
