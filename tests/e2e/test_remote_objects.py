@@ -69,6 +69,26 @@ def test_a_pointer_moves_only_from_the_version_read(remote):
     assert remote.keys("baselines/") == [key]
 
 
+def test_writers_moving_one_pointer_from_one_version_leave_exactly_one_winner(remote):
+    key = "baselines/main/s.json"
+    remote.put_over(key, b"start", None)
+    read = remote.get(key)
+    assert read is not None
+
+    def move(n: int) -> bool:
+        try:
+            remote.put_over(key, b"moved by %d" % n, read.version)
+        except Moved:
+            return False
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(move, range(8)))
+    assert won.count(True) == 1
+    now = remote.get(key)
+    assert now is not None and now.data == b"moved by %d" % won.index(True)
+
+
 def test_a_bucket_that_does_not_exist_is_named_not_taken_for_an_empty_one(s3, monkeypatch):
     for name, value in s3.env().items():
         monkeypatch.setenv(name, value)
