@@ -5,6 +5,7 @@ runners (`.noisefloor/` ignored by git), against moto's S3 server on loopback an
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import os
 import signal
@@ -274,6 +275,52 @@ def test_two_runners_moving_one_baseline_at_once_one_wins(origin, tmp_path, remo
     runner = clone(origin, tmp_path / "reader")
     shown = noisefloor(runner, remote, "store", "pull", "fake")
     assert runs[0] in shown.stdout, shown.stderr
+
+
+@pytest.mark.parametrize("remote", ["file"], indirect=True)
+def test_two_baseline_set_commands_racing_through_the_cli_one_wins(origin, tmp_path, remote):
+    """Both commands read the pointer while the shared directory's pointer lock is held, so
+    both move it from the same version once it is released: the second finds it moved."""
+    adopted(origin, tmp_path, remote)
+    ours = [clone(origin, tmp_path / f"racer{n}", change(origin, f"r{n}")) for n in range(2)]
+    runs = []
+    for runner in ours:
+        done = noisefloor(runner, remote, "run", "suite.yaml", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        runs.append(orjson.loads(done.stdout)["run"]["run_id"])
+    shared = Path(remote[0].removeprefix("file://"))
+    with open(shared / "baselines" / "main" / ".fake.json.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        racing = []
+        for runner, run_id in zip(ours, runs, strict=True):
+            argv, environ = command(runner, remote, "baseline", "set", run_id, "--branch", "main")
+            racing.append(
+                subprocess.Popen(
+                    argv, cwd=runner, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                )
+            )
+        inode = os.fstat(lock.fileno()).st_ino
+        deadline = time.monotonic() + 60
+        while _waiting_for(inode) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _waiting_for(inode) == 2, "both commands read the pointer and wait to move it"
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    ended = [(p.wait(timeout=60), p.stderr.read().decode()) for p in racing if p.stderr]
+    assert sorted(code for code, _ in ended) == [0, 3]
+    [lost] = [err for code, err in ended if code == 3]
+    winner = runs[[code for code, _ in ended].index(0)]
+    assert "was moved by" in lost and winner in lost and "Traceback" not in lost
+    assert {f"runs/fake/{r}.json" for r in runs} <= set(remote_keys(remote))
+    for process in racing:
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _waiting_for(inode: int) -> int:
+    """Processes waiting for the lock of one file (Linux: its `->` lines in /proc/locks)."""
+    lines = Path("/proc/locks").read_text().splitlines()
+    return sum("->" in line and f":{inode} " in line for line in lines)
 
 
 def test_a_runner_killed_mid_check_leaves_the_next_only_what_is_missing(origin, tmp_path, remote):
