@@ -1,7 +1,7 @@
 """Reliability in figures: every kind of fault CI creates, tried many times, in one table.
 
 Concurrent checks on one store, SIGKILL at a random moment, every kind of store file broken,
-disks that fill, hostile endpoints, fuzzed inputs and a long soak. Each row counts the trials,
+disks that fill, hostile endpoints, a faulty remote object store, fuzzed inputs and a long soak. Each row counts the trials,
 the failed ones, samples lost or taken twice, tracebacks and torn pointers: all but the trials
 must be 0. The test suite runs the same trials in smaller numbers (`tests/e2e/test_faults_*`).
 
@@ -29,6 +29,7 @@ KINDS = {
     "corruption": 228,
     "diskfull": 20,
     "hostile": 5,
+    "remote": 5,
     "fuzz": 1000,
     "soak": 1,
 }

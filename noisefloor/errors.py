@@ -6,6 +6,8 @@ A program's failure is data (a field of a sample); these exceptions are the harn
      ├── SuiteError                 a suite or cases file that does not validate
      ├── TargetConfigError          a target that cannot be built from its configuration
      ├── StoreError                 a corrupt, missing or foreign file under the store root
+     ├── RemoteError                a shared remote store unreachable, refusing, or misconfigured
+     │    └── PointerMoved          a baseline pointer another runner moved first
      ├── BaselineMissing            no baseline where one is required
      ├── TargetChanged              two runs of different target specs compared without consent
      └── UsageError                 a command line that is wrong (unknown flag, bad value)
@@ -23,6 +25,8 @@ __all__ = [
     "ExecutorError",
     "ExitCode",
     "NoisefloorError",
+    "PointerMoved",
+    "RemoteError",
     "StoreError",
     "SuiteError",
     "TargetChanged",
@@ -97,6 +101,15 @@ class CorruptFile(StoreError):
     def __init__(self, message: str, path: Path, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.path = path
+
+
+class RemoteError(NoisefloorError):
+    """A remote store that cannot be reached or refuses a request: its URL and the cause are in
+    the message; nothing local is lost."""
+
+
+class PointerMoved(RemoteError):
+    """A baseline pointer in the remote moved between this command's read and its write."""
 
 
 class BaselineMissing(NoisefloorError):

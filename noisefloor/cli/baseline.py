@@ -18,9 +18,11 @@ from noisefloor.cli.options import (
     lock_timeout_option,
     repeats_option,
 )
+from noisefloor.cli.remote_options import branch_option, remote_options
 from noisefloor.errors import NoisefloorError
 
 if TYPE_CHECKING:
+    from noisefloor.store.mirrored import MirroredStore
     from noisefloor.store.store import Store
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
@@ -37,8 +39,19 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     q = bsub.add_parser("set", help="point the run's suite at this run")
     global_options(q, top=False)
     q.add_argument("run", help="run id or label")
-    q = bsub.add_parser("show", help="list every suite's baseline")
+    remote_options(q)
+    branch_option(
+        q,
+        "the branch whose pointer in the remote moves (default: the current branch, else "
+        "the default branch, NOISEFLOOR_DEFAULT_BRANCH or main); the move fails with exit 3, "
+        "naming who moved it, when another runner moved it since it was read",
+        "branch",
+    )
+    q = bsub.add_parser(
+        "show", help="list every suite's baseline (with a remote, its pointers on every branch)"
+    )
     global_options(q, top=False)
+    remote_options(q)
     q = bsub.add_parser(
         "deepen",
         help="top the baseline up to N repeats per case, on the baseline's own target version",
@@ -57,6 +70,7 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     jobs_option(q, "default 8 for an endpoint, 1 for a command")
     executor_option(q)
     lock_timeout_option(q)
+    remote_options(q)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -67,18 +81,37 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         return _deepen(store, args)
     if args.baseline_command == "set":
         run = resolve_run(store, args.run)
+        from noisefloor.store.mirrored import MirroredStore
+
         pointer = store.set_baseline(run.suite, run.run_id)
-        print(f"{pointer.suite}: {pointer.run_id}")
+        moved = f" (branch {store.branches.write})" if isinstance(store, MirroredStore) else ""
+        print(f"{pointer.suite}: {pointer.run_id}{moved}")
         return 0
+    from noisefloor.store.mirrored import MirroredStore
+
     pointers = store.baselines()
-    if not pointers:
+    shared = _remote_pointers(store) if isinstance(store, MirroredStore) else []
+    if not pointers and not shared:
         raise NoisefloorError(
             f"no baselines recorded under {store.root}",
             hint="`noisefloor check SUITE` adopts one; `noisefloor baseline set RUN` moves one",
         )
     for pointer in pointers:
         print(f"{pointer.suite}: {pointer.run_id}  (set {pointer.set_at})")
+    for line in shared:
+        print(line)
     return 0
+
+
+def _remote_pointers(store: MirroredStore) -> list[str]:
+    """A line per pointer of the remote, under a line naming it."""
+    from noisefloor.operations.sync import remote_pointers
+
+    lines = [
+        f"{p.suite} on {p.branch}: {p.run_id}  (set {p.set_at} by {p.set_by or 'unknown'})"
+        for p in remote_pointers(store)
+    ]
+    return [f"in {store.remote.url}:", *(f"  {line}" for line in lines)] if lines else []
 
 
 def _deepen(store: Store, args: argparse.Namespace) -> int:

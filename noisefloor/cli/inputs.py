@@ -56,16 +56,36 @@ def store_of(args: argparse.Namespace, read_only: bool = False) -> Store:
 
 
 @overload
-def open_store(where: StoreSettings, read_only: Literal[True]) -> ReadOnlyStore: ...
+def open_store(
+    where: StoreSettings, read_only: Literal[True], max_age_s: float | None = None
+) -> ReadOnlyStore: ...
 @overload
-def open_store(where: StoreSettings, read_only: bool = False) -> Store: ...
-def open_store(where: StoreSettings, read_only: bool = False) -> Store:
-    """The store `where` says: read-only, or waiting its lock timeout for another run."""
+def open_store(
+    where: StoreSettings, read_only: bool = False, max_age_s: float | None = None
+) -> Store: ...
+def open_store(
+    where: StoreSettings, read_only: bool = False, max_age_s: float | None = None
+) -> Store:
+    """The store `where` says: read-only, or waiting its lock timeout for another run; the
+    working copy of a remote when one is set (`max_age_s`: a baseline older is warned of)."""
     from noisefloor.store.store import ReadOnlyStore, Store
 
     if read_only:
         return ReadOnlyStore(where.root)
-    return Store(where.root, where.lock_timeout_s)
+    if where.remote is None:
+        return Store(where.root, where.lock_timeout_s)
+    from noisefloor.store.branches import Branches, current_branch
+    from noisefloor.store.mirrored import MirroredStore
+    from noisefloor.store.remote_url import open_remote
+
+    current = current_branch(os.environ, os.getcwd())
+    if where.baseline_branch is not None:
+        read: tuple[str, ...] = (where.baseline_branch,)
+    else:
+        read = tuple(dict.fromkeys(b for b in (current, where.default_branch) if b))
+    branches = Branches(read, where.branch or current or where.default_branch)
+    remote = open_remote(where.remote)
+    return MirroredStore(where.root, remote, branches, where.lock_timeout_s, max_age_s=max_age_s)
 
 
 def run_options(args: argparse.Namespace, resolved: Resolved) -> tuple[RunOptions, Progress]:

@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from noisefloor.cli.remote_options import remote_options
 from noisefloor.errors import UsageError
 
 # A flag's check, and a help text's defaults, import what they need when the parser is built for
@@ -231,13 +232,14 @@ def lock_timeout_option(parser: argparse.ArgumentParser) -> None:
 
 
 def sampling_options(parser: argparse.ArgumentParser) -> None:
-    """--jobs, --executor, --lock-timeout and --fresh."""
+    """--jobs, --executor, --lock-timeout, --fresh, and the remote's options."""
     jobs_option(parser, "default 8 for an endpoint, 1 for a command")
     executor_option(parser)
     lock_timeout_option(parser)
     parser.add_argument(
         "--fresh", action="store_true", help="take new samples even where cached ones exist"
     )
+    remote_options(parser)
 
 
 def run_arguments(parser: argparse.ArgumentParser, *, label_required: bool = False) -> None:

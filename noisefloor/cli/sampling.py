@@ -21,6 +21,7 @@ from noisefloor.cli.options import (
     sequential_options,
 )
 from noisefloor.cli.output import emit, report_out
+from noisefloor.cli.remote_options import branch_option
 from noisefloor.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -60,6 +61,14 @@ def check_parser(p: argparse.ArgumentParser) -> None:
         help="exit 3 instead of adopting when there is no baseline",
     )
     sequential_options(p)
+    branch_option(
+        p,
+        "the branch whose baseline in the remote to compare with (default: the target branch "
+        "of the pull or merge request, from GITHUB_BASE_REF or "
+        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME; else the current branch's baseline, else the "
+        "default branch's)",
+        "baseline_branch",
+    )
     p.add_argument(
         "--adopt",
         action="store_true",
@@ -100,12 +109,13 @@ def _sample(args: argparse.Namespace, fn: Callable[..., _T], **kw: Any) -> tuple
 
     try:
         for _ in range(2):  # a sample read back corrupt was deleted: taken again, twice at most
-            store = open_store(resolved.store)  # anew: it notes the files it drops
+            # anew: it notes the files it drops
+            store = open_store(resolved.store, max_age_s=resolved.design.baseline_max_age_s)
             try:
                 return fn(store, suite, opts, *extra, **kw), store
             except SamplesDropped as exc:
                 print(f"warning: {exc.message}; taking it again", file=sys.stderr)
-        store = open_store(resolved.store)
+        store = open_store(resolved.store, max_age_s=resolved.design.baseline_max_age_s)
         return fn(store, suite, opts, *extra, **kw), store
     finally:
         progress.stop()
@@ -142,6 +152,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         ci=bool(os.environ.get("CI")) and not args.adopt,
         continue_on_scorer_error=args.continue_on_scorer_error,
     )
+    from noisefloor.store.mirrored import MirroredStore
+
+    if isinstance(store, MirroredStore):
+        report.warnings += store.notes
     return report_out(report, args, store)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from noisefloor.cli.inputs import store_of, suite_name
 from noisefloor.cli.options import Parser, global_options
 from noisefloor.cli.output import emit
+from noisefloor.cli.remote_options import branch_option, remote_options
 from noisefloor.errors import ExitCode, NoisefloorError
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
@@ -53,6 +54,36 @@ def store_parser(p: argparse.ArgumentParser) -> None:
         "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
     )
 
+    q = ssub.add_parser(
+        "push",
+        help="push every run and baseline of the local store to the remote",
+        description="Push every run of the local store (a committed .noisefloor/ too) to the "
+        "remote, each sample, manifest and run record only if the remote lacks it, then point "
+        "the branch's baseline pointers at the local baselines (moved only from the version "
+        "read: exit 3, naming who moved one, when another runner did). The local store is "
+        "left as it was.",
+    )
+    global_options(q, top=False)
+    remote_options(q)
+    branch_option(
+        q, "the branch whose pointers move (default: the current branch, else main)", "branch"
+    )
+    q = ssub.add_parser(
+        "pull",
+        help="fetch suites' baselines (or, with --all, everything) from the remote",
+        description="Fetch each named suite's baseline from the remote (the branch a check "
+        "compares with), its run record and its samples, and point the local store at it: a "
+        "store that then works with --offline, or is committed. --all first copies every object "
+        "the remote holds, listing it (never done on a check's path).",
+    )
+    global_options(q, top=False)
+    q.add_argument("suites", nargs="*", metavar="SUITE", help="suite names or files")
+    q.add_argument("--all", action="store_true", help="copy every object of the remote")
+    remote_options(q)
+    branch_option(
+        q, "the branch whose baselines to fetch (default: as a check's)", "baseline_branch"
+    )
+
 
 def ledger_parser(p: argparse.ArgumentParser) -> None:
     lsub = p.add_subparsers(
@@ -85,9 +116,43 @@ def cmd_store(args: argparse.Namespace) -> int:
     from noisefloor.operations.verify import verify_store
     from noisefloor.report.verify import render
 
+    if args.store_command in ("push", "pull"):
+        return _sync(args)
     found = verify_store(store_of(args), repair=args.repair)
     emit(render(found, args.format, args.repair), args)
     return int(ExitCode.HARNESS) if found.left else 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from noisefloor.operations.sync import pull_store, push_store
+    from noisefloor.store.mirrored import MirroredStore
+
+    store = store_of(args)
+    if not isinstance(store, MirroredStore):
+        raise NoisefloorError(
+            f"store {args.store_command} needs a remote, and none is set",
+            hint="pass --remote URL, or set NOISEFLOOR_REMOTE",
+        )
+    if args.store_command == "push":
+        pushed = push_store(store)
+        print(
+            f"pushed to {store.remote.url}: {pushed.runs} run(s) new there, "
+            f"{pushed.objects} object(s) written"
+        )
+        for suite, run_id in pushed.pointers:
+            print(f"  {suite}: {run_id} (branch {store.branches.write})")
+        return 0
+    pulled = pull_store(store, [suite_name(s) or s for s in args.suites], args.all)
+    print(f"pulled from {store.remote.url}: {pulled.objects} object(s) copied")
+    for pointer in pulled.baselines:
+        print(f"  {pointer.suite}: {pointer.run_id}")
+    if not pulled.baselines and not args.all:
+        raise NoisefloorError(
+            f"no baseline of {', '.join(args.suites) or 'any suite'} in {store.remote.url} "
+            f"on branch {', '.join(store.branches.read)}",
+            hint="name the suites to pull (their names or files), or --baseline-branch",
+        )
+    return 0
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:

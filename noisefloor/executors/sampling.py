@@ -26,18 +26,25 @@ __all__ = ["pending_samples", "take_interleaved", "take_samples"]
 def pending_samples(
     store: Store, cases: Sequence[CaseRecord], inputs: Mapping[str, str] | None = None
 ) -> list[Pending]:
-    """Every missing sample file: the only target calls a run needs to make (their order is
-    `schedule.call_order`'s).
+    """Every missing sample file, here and in the store's remote: the only target calls a run
+    needs to make (their order is `schedule.call_order`'s).
 
     `inputs` maps case id to the input to send, when the records hold a redacted copy.
     """
     inputs = inputs or {}
-    out = []
-    for case in cases:
-        for repeat, file in enumerate(store.sample_files(case), case.start):
-            if not has_sample(file):
-                out.append(Pending(case, repeat, file, inputs.get(case.case_id, case.input)))
-    return out
+    missing = [
+        (case, repeat, file)
+        for case in cases
+        for repeat, file in enumerate(store.sample_files(case), case.start)
+        if not has_sample(file)
+    ]
+    # a store with a remote fetches them first, by their keys: another runner may have taken them
+    fetched = set(store.fetched([file for _, _, file in missing])) if missing else set()
+    return [
+        Pending(case, repeat, file, inputs.get(case.case_id, case.input))
+        for case, repeat, file in missing
+        if file not in fetched
+    ]
 
 
 def take_interleaved(

@@ -14,11 +14,17 @@ from typing import Any
 __all__ = [
     "BASELINE_REPEATS",
     "CONTROL_LOOKS",
+    "DEFAULT_BRANCH",
     "EXECUTOR",
     "JOBS",
     "LOCK_TIMEOUT_S",
     "PLAN_CASES",
     "PLAN_POWER",
+    "REMOTE_CONNECTIONS",
+    "REMOTE_CONNECT_TIMEOUT_S",
+    "REMOTE_REQUEST_TIMEOUT_S",
+    "REMOTE_RETRIES",
+    "REMOTE_RETRY_TIMEOUT_S",
     "STORE_ROOT",
     "HISTORY_RUNS",
     "FUTILITY",
@@ -82,6 +88,20 @@ STORE_ROOT = ".noisefloor"
 LOCK_TIMEOUT_S = 600.0
 #: Target calls at once when neither --jobs, NOISEFLOOR_JOBS nor the target's kind says.
 JOBS = 1
+#: The branch whose baseline a check falls back to, and that a pointer moves on, when neither a
+#: flag, the CI's variables nor git names one (NOISEFLOOR_DEFAULT_BRANCH).
+DEFAULT_BRANCH = "main"
+#: Seconds a remote store may take to accept a connection before the attempt counts as failed.
+REMOTE_CONNECT_TIMEOUT_S = 5.0
+#: Seconds one request to a remote store may take (a sample is a few kilobytes).
+REMOTE_REQUEST_TIMEOUT_S = 20.0
+#: Retries of a request a remote store failed transiently (5xx, throttling, a reset), with backoff.
+REMOTE_RETRIES = 4
+#: Seconds after a request's first attempt past which it is not retried: with the request
+#: timeout, a remote that went away stops a command within a minute, never the SDK's 3 minutes.
+REMOTE_RETRY_TIMEOUT_S = 30.0
+#: Requests to a remote store in flight at once when a command fetches what it needs.
+REMOTE_CONNECTIONS = 16
 #: Where the target runs when neither --executor nor NOISEFLOOR_EXECUTOR says: this process.
 EXECUTOR = "local"
 #: The cases `plan` assumes can fail when neither --cases nor a suite says.

@@ -13,6 +13,7 @@ from typing import Any
 from noisefloor.errors import UsageError
 from noisefloor.settings import (
     BASELINE_REPEATS,
+    DEFAULT_BRANCH,
     EXECUTOR,
     JOBS,
     LOCK_TIMEOUT_S,
@@ -52,10 +53,21 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 @dataclass(frozen=True)
 class StoreSettings:
-    """Where the store is, and how long a run waits for another run of its suite there."""
+    """Where the store is, how long a run waits for another run of its suite there, and the
+    remote it is the working copy of, with the branches of its baseline pointers."""
 
     root: str
     lock_timeout_s: float
+    remote: str | None = None
+    """The remote's URL; None without one, or with --offline."""
+    branch: str | None = None
+    """The branch whose pointer moves (--branch); None: the current branch."""
+    baseline_branch: str | None = None
+    """The branch a check compares with (--baseline-branch, else the CI's target branch of a
+    pull or merge request); None: the current branch's baseline, else the default branch's."""
+    default_branch: str = DEFAULT_BRANCH
+    """The branch whose baseline a check falls back to, and whose pointer moves when git names
+    no branch (NOISEFLOOR_DEFAULT_BRANCH)."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +156,8 @@ def resolve(
     Args:
         flags: The parsed flags by name; a flag the command has not is left to the defaults.
         environ: The environment (NOISEFLOOR_ROOT, NOISEFLOOR_LOCK_TIMEOUT, NOISEFLOOR_JOBS,
-            NOISEFLOOR_EXECUTOR).
+            NOISEFLOOR_EXECUTOR, NOISEFLOOR_REMOTE, NOISEFLOOR_DEFAULT_BRANCH, and the CI's
+            GITHUB_BASE_REF or CI_MERGE_REQUEST_TARGET_BRANCH_NAME).
         suite_defaults: The suite's `defaults`; None when the command reads stored runs only.
         target_jobs: Target calls at once that the suite's target kind suits.
 
@@ -152,6 +165,15 @@ def resolve(
         UsageError: A flag's or a variable's value is not one the setting takes.
     """
     rule = resolve_settings({name: flags.get(name) for name in RULE_FLAGS}, suite_defaults)
+    remote = None if flags.get("offline") else _remote(flags, environ, suite_defaults)
+    for flag in ("branch", "baseline_branch"):
+        if remote is None and flags.get(flag):
+            raise UsageError(
+                f"--{flag.replace('_', '-')} names a branch of a remote's baseline pointers, "
+                "and no remote is set" + (" (--offline)" if flags.get("offline") else ""),
+                hint="pass --remote URL, or set NOISEFLOOR_REMOTE (or the suite's "
+                "defaults.remote); a local store keeps one baseline per suite",
+            )
     return Resolved(
         rule=rule,
         design=_design(flags, suite_defaults),
@@ -163,8 +185,26 @@ def resolve(
         store=StoreSettings(
             root=flags.get("root") or environ.get("NOISEFLOOR_ROOT") or STORE_ROOT,
             lock_timeout_s=_lock_timeout(flags.get("lock_timeout"), environ),
+            remote=remote,
+            branch=flags.get("branch"),
+            baseline_branch=flags.get("baseline_branch")
+            or environ.get("GITHUB_BASE_REF")
+            or environ.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+            or None,
+            default_branch=environ.get("NOISEFLOOR_DEFAULT_BRANCH") or DEFAULT_BRANCH,
         ),
     )
+
+
+def _remote(
+    flags: Mapping[str, Any], environ: Mapping[str, str], suite_defaults: object
+) -> str | None:
+    url = (
+        flags.get("remote")
+        or environ.get("NOISEFLOOR_REMOTE")
+        or getattr(suite_defaults, "remote", None)
+    )
+    return str(url) if url else None
 
 
 def _design(flags: Mapping[str, Any], suite_defaults: object) -> Design:

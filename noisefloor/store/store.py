@@ -233,6 +233,11 @@ class Store(RootedFiles):
             if not os.path.exists(mark):
                 self.write_bytes(mark, b"")
 
+    def fetched(self, files: Sequence[str]) -> list[str]:
+        """The samples among `files`, absent here, that a shared copy held and that are now
+        written here: none without a remote (`mirrored.MirroredStore` fetches them)."""
+        return []
+
     def save_run(self, run: RunRecord) -> None:
         """Write a completed run record."""
         self.write_json(self.run_path(run.suite, run.run_id), run)

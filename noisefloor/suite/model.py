@@ -85,6 +85,10 @@ class Defaults(_Model):
     """As `--baseline-repeats`: the deep baseline's repeats per case, at most."""
     baseline_max_age: str | None = None
     """As `--baseline-max-age`: baseline samples older than this (e.g. `7d`) are left out."""
+    remote: str | None = None
+    """As `--remote` (and `NOISEFLOOR_REMOTE`, which win over it): the store a team shares,
+    `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX`, `az://ACCOUNT/CONTAINER/PREFIX` or
+    `file:///SHARED/PATH`."""
 
 
 class CaseSpec(_Model):

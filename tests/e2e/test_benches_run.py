@@ -51,6 +51,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         ("faults.py", ["--only", "fuzz", "--scale", "0.01"], "| fuzz, suites | 10 | 0 |"),
         (
+            "remote.py",
+            ["--cases", "3", "--depth", "6", "--rounds", "1", "--remote", "file"],
+            "| check, same runner again |",
+        ),
+        (
             "cluster.py",
             ["--cases", "3", "--repeats", "2", "--workers", "2", "--sleep", "0.05"],
             "dask, 2 workers x 1 thread",

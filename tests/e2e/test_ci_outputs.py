@@ -175,7 +175,7 @@ def test_the_action_installs_noisefloor_and_passes_the_exit_code_through(
     regressed, tmp_path, capsys
 ):
     action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
-    assert set(action["inputs"]) == {"suite", "args", "python-version"}
+    assert set(action["inputs"]) == {"suite", "args", "remote", "python-version"}
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
     install = next(s for s in steps if "pip install" in s.get("run", ""))
@@ -185,6 +185,7 @@ def test_the_action_installs_noisefloor_and_passes_the_exit_code_through(
     assert check["env"] == {
         "NOISEFLOOR_SUITE": "${{ inputs.suite }}",
         "NOISEFLOOR_ARGS": "${{ inputs.args }}",
+        "NOISEFLOOR_REMOTE": "${{ inputs.remote }}",
     }
     called = [line.split() for line in check["run"].splitlines() if "noisefloor " in line]
     assert [words[:2] for words in called] == [["noisefloor", "check"]]
@@ -196,6 +197,7 @@ def test_the_action_installs_noisefloor_and_passes_the_exit_code_through(
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "NOISEFLOOR_SUITE": str(regressed),
         "NOISEFLOOR_ARGS": "--format json --alpha 0.05",
+        "NOISEFLOOR_REMOTE": "",  # the input left empty: the committed baseline alone
         "GITHUB_OUTPUT": str(output),
         "GITHUB_STEP_SUMMARY": str(summary),
     }
