@@ -32,6 +32,10 @@ def baseline_version(
     if built.record.key == base.target.key:
         yield built
         return
+    refused = kind_named(base.target.kind).cannot_run_beside
+    if refused is not None:
+        yield refused
+        return
     place = TargetPlace(suite.path, suite.cases_path, store.root)
     if base.target.settings is not None:
         yield _from_settings(base, place)

@@ -79,6 +79,10 @@ class PytestKind(TargetKind):
     fields = PytestFields
     choice = "`pytest` (a test of a pytest session)"
     fingerprints_code = True
+    cannot_run_beside = (
+        "a test runs in the pytest session that collected it: another version of its code "
+        "cannot be imported beside it"
+    )
 
     def __init__(self, rootdir: Path, suite_path: Path, run: RepeatRunner) -> None:
         self._rootdir = rootdir

@@ -103,6 +103,9 @@ class TargetKind:
     #: envelope) adds `usage`, which reports then sum (`noisefloor.model.usage`): without it,
     #: reports show none.
     provides: frozenset[Provision] = frozenset({"latency"})
+    #: Why another version of its target cannot run beside the candidate in one session (a
+    #: concurrent control, `operations/baseline_version.py`), or None when it can be built again.
+    cannot_run_beside: str | None = None
 
     def selected(self, spec: BaseModel) -> bool:
         """Whether a validated `target` of a suite is of this kind."""

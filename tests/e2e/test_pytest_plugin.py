@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+from noisefloor.pytest_plugin.kind import PytestKind
 from tests.builders import commit_all, isolate_git
 
 pytest_plugins = ["pytester"]
@@ -197,6 +199,12 @@ def test_a_flaky_test_stays_green_until_its_pass_rate_drops(
     assert "REGRESSED  test_cases.py.test_rate" in rate and "pass rate 1" in rate
     assert "p=" in rate and "a failing repeat, r" in rate and "assert " in rate
     assert "RuntimeError: the parser gave up" in tests["test_crash"]["failed"]
+    # no concurrent control, and no checkout of the baseline's commit tried for one: a test's
+    # other version cannot be imported beside it
+    assert "no control" in rate
+    (stored,) = (tmp_path / "store").rglob(f"runs/*/{tests['test_rate']['noisefloor_run']}.json")
+    why = orjson.loads(stored.read_bytes())["sequential"]["uncontrolled"]
+    assert why == {"test_cases.py.test_rate": PytestKind.cannot_run_beside}
     assert "regressed  test_cases.py::test_rate" in result.stdout.str()
     # unmarked tests ran once per session
     assert (logs / "unmarked.log").read_text().count("ran") == 6
