@@ -784,7 +784,7 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
     if args.off:
         drifts.append(Sessions(0.0, off=True, per_look=args.look_sessions))
     guards = [
-        Guard(),
+        *([] if args.guarded_only else [Guard()]),
         *args.control,
         *(Guard(deff_prior=rho) for rho in args.deff_prior),
     ]
@@ -904,6 +904,12 @@ def main() -> None:
         help="designs with a concurrent control: M repeats, 'matched' (as many as the "
         "candidate's, growing with its looks) or 'matched:M' (at least M); ',own' judges the "
         "controlled cases in a family of their own",
+    )
+    parser.add_argument(
+        "--guarded-only",
+        action="store_true",
+        help="the drift table leaves out the deep baseline alone (its rows do not depend on the "
+        "guards: print them once)",
     )
     parser.add_argument(
         "--deff-prior",
