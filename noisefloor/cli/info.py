@@ -81,6 +81,14 @@ def plan_parser(p: argparse.ArgumentParser) -> None:
         help="the deep baseline's repeats per case (default: what the suite's baseline holds, "
         f"else {BASELINE_REPEATS})",
     )
+    p.add_argument(
+        "--drift",
+        type=probability,
+        metavar="RHO",
+        help="what sessions that drift do to the sequential check: each session draws a case's "
+        "pass rate from a beta around its mean with this intra-session correlation (0.02 to 0.1 "
+        "is the range docs/drift.md describes)",
+    )
 
 
 def history_parser(p: argparse.ArgumentParser) -> None:
@@ -152,6 +160,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             store=store_of(args, read_only=True),
             max_repeats=args.max_repeats,
             baseline_repeats=args.baseline_repeats,
+            drift=args.drift,
         ),
         args,
     )

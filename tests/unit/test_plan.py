@@ -206,3 +206,59 @@ def test_a_suite_gives_its_smallest_repeats_and_its_case_count(tmp_path):
     flagged = plan_inputs(suite, 9, 7, 0.05, store)
     assert (flagged.repeats, flagged.cases) == (9, 7)
     assert flagged.threshold == pytest.approx(0.05 / 7)
+
+
+def _looks(depth: int) -> Any:
+    from noisefloor import stats
+    from noisefloor.settings.design import Design
+
+    design = Design(baseline_repeats=depth)
+    sizes = design.schedule(5)
+    shares = stats.spending(sizes, design.rho)
+    return stats.Looks(
+        sizes=tuple(sizes),
+        thresholds=tuple(0.05 / 10 * s for s in shares),
+        futility=tuple(
+            f for j in range(len(sizes)) if (f := design.futility_at(j, len(sizes))) is not None
+        ),
+    )
+
+
+def test_drift_flagged_matches_a_simulation_of_drifting_sessions() -> None:
+    """The quadrature over two sessions' rates against scipy's beta draws of them."""
+    from noisefloor import stats
+    from noisefloor.operations.plan import drift_flagged
+
+    looks, rho, p = _looks(30), 0.05, 0.5
+    total = (1 - rho) / rho
+    draws = sps.beta.rvs(p * total, (1 - p) * total, size=(300, 2), random_state=7)
+    simulated = [stats.look_outcome(30, looks, float(b), float(c))[0] for b, c in draws]
+    se = np.std(simulated) / np.sqrt(len(simulated))
+    assert abs(drift_flagged(30, looks, p, rho) - np.mean(simulated)) <= 3 * se
+
+
+def test_drift_flagged_grows_with_drift_from_the_fixed_rates_figure() -> None:
+    from noisefloor import stats
+    from noisefloor.operations.plan import drift_flagged
+
+    looks = _looks(30)
+    fixed = stats.look_outcome(30, looks, 0.7, 0.7)[0]
+    flagged = [drift_flagged(30, looks, 0.7, rho) for rho in (1e-5, 0.02, 0.1)]
+    assert flagged[0] == pytest.approx(fixed, abs=1e-3)
+    assert fixed < flagged[1] < flagged[2]
+
+
+def test_a_plan_with_drift_says_what_it_does_to_an_unchanged_case(tmp_path: Path) -> None:
+    store = ReadOnlyStore(tmp_path / "store")
+    kwargs: dict[str, Any] = dict(
+        suite_path=None, repeats=5, cases=10, alpha=0.05, power=0.9, store=store
+    )
+    assert "sessions that drift" not in plan_text(**kwargs)
+    text = plan_text(**kwargs, baseline_repeats=30, drift=0.05)
+    lines = [line for line in text.splitlines() if "the deep baseline alone calls it" in line]
+    assert [line.split(":")[0].strip() for line in lines] == [
+        "pass rate 0.9",
+        "pass rate 0.7",
+        "pass rate 0.5",
+    ]
+    assert all(re.search(r"in \d+\.\d% of checks \(\d+\.\d% without drift\)", x) for x in lines)
