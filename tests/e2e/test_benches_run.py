@@ -29,7 +29,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
             [
                 *("--suites", "2", "--rules", "--workers", "1", "--mixes", "noisy"),
                 *("--drift", "0.05", "--off", "--look-sessions"),
-                *("--control", "matched:40,own,alpha=0.5", "80,after,steps=20/40,doubt"),
+                *(
+                    "--control",
+                    "matched:40,own,alpha=0.5",
+                    "80,after,steps=5/10/20/40,doubt,futile",
+                ),
                 *("--deff-prior", "0.05"),
             ],
             "| noisy | control matched, at least 40, own family, alpha x0.5 | rho 0, baseline off, "

@@ -92,7 +92,7 @@ def test_drift_after_the_adoption_is_not_a_regression(
     assert result.code == 0, case["reason"]
     assert case["verdict"] in ("unchanged", "inconclusive")
     control = case["sequential"]["control"]
-    # the control's looks of 10, 20, 40 and 80 repeats of the baseline's commit, each beside as many
+    # the control's looks of 5, 10, 20, 40 and 80 repeats of the baseline's commit, each beside as many
     # fresh ones of the candidate's (judged against them, not the 5 that made the deep baseline
     # call it regressed): half right on both, so no look stops it before the last
     assert (control["repeats"], control["candidate_repeats"]) == (80, 80)
@@ -109,21 +109,22 @@ def test_drift_after_the_adoption_is_not_a_regression(
         (repo / ".noisefloor" / "runs" / "drift" / f"{report['candidate']}.json").read_bytes()
     )
     assert run["sequential"]["controls"] == {"capital": [5, 85, 50, 130]}
-    assert run["sequential"]["control_looks"] == [10, 20, 40, 80]
+    assert run["sequential"]["control_looks"] == [5, 10, 20, 40, 80]
     # the control's calls (r50 up) and the candidate's (r5 up) went out interleaved, one of each
     # in every block of the schedule: neither side took its repeats in one stretch; and each
     # look of the control took both sides to its size before the next began
     repeats = [int(line.split()[1]) for line in log.read_text().splitlines()]
     assert sorted(repeats[:5]) == [0, 1, 2, 3, 4]
-    looks = [repeats[5:25], repeats[25:45], repeats[45:85], repeats[85:]]
+    looks = [repeats[5:15], repeats[15:25], repeats[25:45], repeats[45:85], repeats[85:]]
     # the candidate's fresh repeats from r5, the control's from r50 (past the baseline's own)
     assert [sorted(look) for look in looks] == [
-        sorted([*range(5, 15), *range(50, 60)]),
+        sorted([*range(5, 10), *range(50, 55)]),
+        sorted([*range(10, 15), *range(55, 60)]),
         sorted([*range(15, 25), *range(60, 70)]),
         sorted([*range(25, 45), *range(70, 90)]),
         sorted([*range(45, 85), *range(90, 130)]),
     ]
-    assert 7 <= sum(r >= 90 for r in looks[3][:20]) <= 13, looks[3]
+    assert 7 <= sum(r >= 90 for r in looks[4][:20]) <= 13, looks[4]
     # diff judges the stored run again the same way, its control included
     again = cli("--root", repo / ".noisefloor", "diff", "--format", "json")
     assert again.code == 0, again.out
@@ -148,8 +149,8 @@ def test_a_real_break_under_the_same_drift_is_still_regressed(
     assert case["verdict"] == "regressed"
     control = case["sequential"]["control"]
     assert control["verdict"] == "regressed"
-    # confirmed at the control's second look, 20 beside 20 (at its first, 5/10 -> 0/10 has
-    # p = 0.016, above that look's share of alpha, 0.05 * 10/80)
+    # confirmed at the control's look of 20 beside 20 (at 10, 5/10 -> 0/10 has p = 0.016,
+    # above that look's share of alpha, 0.05 * 10/80)
     assert control["repeats"] == 20
     assert "10/20 -> 0/20" in control["reason"]
     assert result.json()["calls"] == 5 + 20 + 20

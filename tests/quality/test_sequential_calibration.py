@@ -55,7 +55,7 @@ def test_mid_range_drops_are_found(calibration: ModuleType, what: str, floor: fl
 #: bounds below hold the targets with two standard errors of margin.
 DRIFT_SUITES = 200
 #: The guards held: the one `check` takes (a case the looks leave regressed, or in doubt at the
-#: cap, then takes a concurrent control of the baseline's own version at looks of 10, 20, 40 and
+#: cap, then takes a concurrent control of the baseline's own version at looks of 5, 10, 20, 40 and
 #: 80 repeats, each beside as many fresh candidate repeats judged against it, alpha spent across
 #: them, the controlled cases one family; one in doubt also stops at the check's futility
 #: bounds), and the control inside the looks it was weighed against (at least 40, judged at each
@@ -65,7 +65,7 @@ GUARDS = {
         "control": 80,
         "own_family": True,
         "after_last_look": True,
-        "steps": (10, 20, 40),
+        "steps": (5, 10, 20, 40),
         "doubt": True,
         "futile": True,
     },

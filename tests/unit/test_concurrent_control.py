@@ -105,7 +105,7 @@ def test_the_controls_looks_stop_a_confirmed_case_and_judge_it_on_with_the_rest(
             for cid in windows
         }
 
-    windows = stepped(["big", "drifted"], look, judge)
+    windows = stepped(["big", "drifted"], look, judge, (10, 20, 40, 80))
     assert windows == {"big": _window(10), "drifted": _window(80)}
     assert taken == [
         (["big", "drifted"], 10),
@@ -130,7 +130,7 @@ def test_a_case_in_doubt_stops_where_its_control_shows_no_drop_worth_more_repeat
     def judge(windows: Mapping[str, Windows], share: float) -> dict[str, CaseReport]:
         return {cid: _verdict(cid, Verdict.UNCHANGED) for cid in windows}
 
-    windows = stepped(["doubt", "flagged"], look, judge, doubt={"doubt"})
+    windows = stepped(["doubt", "flagged"], look, judge, (10, 20, 40, 80), doubt={"doubt"})
     assert windows == {"doubt": _window(10), "flagged": _window(80)}
 
 
