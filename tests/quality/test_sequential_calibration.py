@@ -109,3 +109,16 @@ def test_the_checks_control_costs_a_mid_range_drop_at_most_three_points_of_power
     controlled = calibration.sequential_cell((guarded, 5, DRIFT_SUITES, 31, what))
     lost = np.mean([o.flagged for o in deep]) - np.mean([o.flagged for o in controlled])
     assert lost <= 0.03
+
+
+def test_the_checks_control_leaves_no_unchanged_case_in_doubt_for_about_seven_calls(
+    calibration: ModuleType,
+) -> None:
+    """Without drift, an unchanged noisy suite pays for the controls of the cases its looks
+    flag or leave in doubt: 6.99 calls per case over 2,000 suites (docs/sequential.md), about
+    7.05 at this size; a control without futility stops for the cases in doubt costs 8."""
+    guarded = calibration.Variant(*NOISY, guard=calibration.Guard(**GUARDS["check's"]))
+    null = calibration.sequential_cell((guarded, 5, SUITES, 11, "null binary"))
+    assert np.mean([o.failed for o in null]) <= 0.02
+    assert np.mean([o.calls + o.control_calls for o in null]) / calibration.M <= 7.1
+    assert np.mean([o.inconclusive for o in null]) <= 0.05
