@@ -204,6 +204,39 @@ def case_band(
 # -- git repositories ------------------------------------------------------------------------
 
 
+#: A randomized program: a case is right with the probability the world outside its code gives it
+#: (WORLD_RATE in the environment, no part of its version) less the program's own DROP, a case
+#: named steady-* always; each draw is fixed by the world's seed (WORLD), the case and the repeat,
+#: so every check is reproducible.
+WORLD_PROGRAM = """\
+import json, os, random, sys
+case, repeat = sys.argv[1], sys.argv[2]
+rate = 1.0 if case.startswith("steady") else float(os.environ["WORLD_RATE"]) - DROP
+draw = random.Random(f"{os.environ['WORLD']}/{case}/{repeat}").random()
+print(json.dumps({"answer": "Paris" if draw < rate else "Lyon"}))
+"""
+
+
+def world_repo(work: Path, case_ids: list[str]) -> Path:
+    """A repository (not yet committed) holding WORLD_PROGRAM at DROP 0.0 as a command target,
+    with a suite whose cases `case_ids` each check the answer for Paris."""
+    work.mkdir()
+    (work / "answer.py").write_text("DROP = 0.0\n" + WORLD_PROGRAM)
+    (work / "README.md").write_text("# an answerer\n")
+    scorers = [{"type": "contains", "needle": "Paris", "path": "answer"}]
+    suite = {
+        "name": "world",
+        "target": {
+            "command": [sys.executable, "-S", "answer.py", "{{case_id}}", "{{repeat}}"],
+            "output": "json",
+            "timeout_s": 20,
+        },
+        "cases": [{"id": cid, "input": "capital?", "scorers": scorers} for cid in case_ids],
+    }
+    write_suite(work, suite)
+    return work
+
+
 def isolate_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Keep the machine's git configuration, and any repository around `tmp_path`, out."""
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)

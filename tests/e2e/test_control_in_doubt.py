@@ -3,24 +3,12 @@ version beside it decides whether the doubt was drift or a drop the deep baselin
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.builders import commit_all, isolate_git, write_suite
-
-#: A randomized program: the case is right with the probability the world outside its code gives
-#: it (the environment, no part of its version) less the program's own DROP; each draw is fixed
-#: by the world's seed, the case and the repeat, so every check is reproducible.
-PROGRAM = """\
-import json, os, random, sys
-case, repeat = sys.argv[1], sys.argv[2]
-rate = float(os.environ["WORLD_RATE"]) - DROP
-draw = random.Random(f"{os.environ['WORLD']}/{case}/{repeat}").random()
-print(json.dumps({"answer": "Paris" if draw < rate else "Lyon"}))
-"""
+from tests.builders import commit_all, isolate_git, world_repo
 
 
 @pytest.fixture(autouse=True)
@@ -31,26 +19,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def repo(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose one case passed 63 of its 100 adopted repeats, in a world at 0.7."""
-    work = tmp_path / "repo"
-    work.mkdir()
-    (work / "answer.py").write_text("DROP = 0.0\n" + PROGRAM)
-    (work / "README.md").write_text("# an answerer\n")
-    suite = {
-        "name": "world",
-        "target": {
-            "command": [sys.executable, "-S", "answer.py", "{{case_id}}", "{{repeat}}"],
-            "output": "json",
-            "timeout_s": 20,
-        },
-        "cases": [
-            {
-                "id": "mid",
-                "input": "capital?",
-                "scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}],
-            }
-        ],
-    }
-    write_suite(work, suite)
+    work = world_repo(tmp_path / "repo", ["mid"])
     commit_all(work, "an answerer")
     monkeypatch.setenv("WORLD", "adoption")
     monkeypatch.setenv("WORLD_RATE", "0.7")

@@ -4,26 +4,15 @@ same drift is caught in at least 4 of 5. Slow (hundreds of target calls): run wi
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.builders import commit_all, isolate_git, write_suite
+from tests.builders import commit_all, isolate_git, world_repo
 
 pytestmark = pytest.mark.quality
 
-#: A randomized program: the mid-range case is right with the probability the world outside its
-#: code gives it (the environment, which is no part of its version), the steady ones always; each
-#: draw is fixed by the world's seed, the case and the repeat, so every check is reproducible.
-PROGRAM = """\
-import json, os, random, sys
-case, repeat = sys.argv[1], sys.argv[2]
-rate = 1.0 if case.startswith("steady") else float(os.environ["WORLD_RATE"]) - DROP
-draw = random.Random(f"{os.environ['WORLD']}/{case}/{repeat}").random()
-print(json.dumps({"answer": "Paris" if draw < rate else "Lyon"}))
-"""
 CHECKS = 5
 #: The mid-range case's rate in the adoption's session.
 ADOPTED = 0.7
@@ -38,25 +27,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def repo(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose mid-range case passed 70% of the time in the adoption's session, next
     to two that always pass; the baseline (100 repeats per case) committed."""
-    work = tmp_path / "repo"
-    work.mkdir()
-    (work / "answer.py").write_text("DROP = 0.0\n" + PROGRAM)
-    (work / "README.md").write_text("# an answerer\n")
-    case = {"scorers": [{"type": "contains", "needle": "Paris", "path": "answer"}]}
-    suite = {
-        "name": "world",
-        "target": {
-            "command": [sys.executable, "-S", "answer.py", "{{case_id}}", "{{repeat}}"],
-            "output": "json",
-            "timeout_s": 20,
-        },
-        "cases": [
-            {"id": "mid", "input": "capital?", **case},
-            {"id": "steady-1", "input": "capital?", **case},
-            {"id": "steady-2", "input": "capital?", **case},
-        ],
-    }
-    write_suite(work, suite)
+    work = world_repo(tmp_path / "repo", ["mid", "steady-1", "steady-2"])
     commit_all(work, "an answerer")
     monkeypatch.setenv("WORLD", "adoption")
     monkeypatch.setenv("WORLD_RATE", str(ADOPTED))
