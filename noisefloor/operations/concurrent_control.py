@@ -50,9 +50,9 @@ class Taken:
 
 class ConcurrentControl:
     """The repeats of the baseline's own version a check takes for the cases its deep baseline
-    calls regressed, look by look (`settings.CONTROL_LOOKS`), each beside as many fresh ones of
-    the candidate's, interleaved in the check's own session; the fresh ones are judged against
-    the control, and a case stops at the first look that calls it regressed."""
+    calls regressed or leaves in doubt, look by look (`settings.CONTROL_LOOKS`), each beside as
+    many fresh ones of the candidate's, interleaved in the check's own session; the fresh ones
+    are judged against the control (`stepped`)."""
 
     def __init__(
         self,
