@@ -386,7 +386,10 @@ class Guard:
     the check's alpha); with `pooled`, every repeat the candidate took is judged against the
     control, the looks' and the fresh ones, as `check` judges them. `deff_prior`: the
     baseline's n and k shrunk by the design effect 1 + (n - 1) rho of n repeats taken in one
-    session."""
+    session. `baseline_sessions`: the deep baseline's repeats taken over that many sessions.
+    `steps`: the looks of a control taken after the last look (the last is `control`), alpha
+    spent across them with exponent `steps_rho`; `doubt`: the cases the looks leave inconclusive
+    take one too, and with `futile` stop at the check's futility bounds."""
 
     control: int | None = None
     matched: bool = False
@@ -399,6 +402,7 @@ class Guard:
     steps_rho: float = SPENDING_RHO
     doubt: bool = False
     futile: bool = False
+    baseline_sessions: int = 1
 
     def confirm_sizes(self, candidate: int) -> list[int]:
         """The control's looks after the last look: `steps`, the last raised to what the
@@ -428,6 +432,8 @@ class Guard:
             return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
+        if self.baseline_sessions > 1:
+            return f"baseline over {self.baseline_sessions} sessions"
         return "deep only"
 
 
@@ -469,6 +475,17 @@ class BinaryCheck:
             cand_rates = session_rates(pc, u, sessions.rho)
             self.control_rates = session_rates(pb, u, sessions.rho)
         self.kb = rng.binomial(depth, adopted)
+        if guard.baseline_sessions > 1 and not sessions.fixed:
+            # the same depth taken over several sessions, the first at the adoption's rate drawn
+            # above, the others drawn anew: from the control's stream, so that the suite's own
+            # stream (and with it every candidate) stays the deep baseline's
+            share = depth // guard.baseline_sessions
+            more = session_rates(
+                pb, control_rng.random((M, guard.baseline_sessions - 1)), sessions.rho
+            )
+            self.kb = control_rng.binomial(share, adopted)
+            self.kb += control_rng.binomial(share, more).sum(axis=1)
+            depth = share * guard.baseline_sessions
         self.depth = depth
         segment = np.searchsorted(sizes, np.arange(cap), side="right")
         rates = cand_rates[:, segment] if self.per_look else cand_rates
@@ -787,6 +804,7 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
         *([] if args.guarded_only else [Guard()]),
         *args.control,
         *(Guard(deff_prior=rho) for rho in args.deff_prior),
+        *(Guard(baseline_sessions=k) for k in args.baseline_sessions),
     ]
     print(
         "\n# drift between sessions: each session draws a case's pass rate from a beta around its "
@@ -904,6 +922,14 @@ def main() -> None:
         help="designs with a concurrent control: M repeats, 'matched' (as many as the "
         "candidate's, growing with its looks) or 'matched:M' (at least M); ',own' judges the "
         "controlled cases in a family of their own",
+    )
+    parser.add_argument(
+        "--baseline-sessions",
+        type=int,
+        nargs="+",
+        default=[],
+        help="designs whose deep baseline is taken over this many sessions, its depth split "
+        "evenly (with --off, the first session sits off)",
     )
     parser.add_argument(
         "--guarded-only",
