@@ -159,7 +159,8 @@ def suite_change(report: Report) -> str | None:
 
 def repeats_tag(case: CaseReport) -> str:
     """`(repeats 100 vs 20, looks 5/10/20; clear)`: what a sequential verdict rests on, and the
-    concurrent control of a case the deep baseline called regressed (`; control 40 vs 40`)."""
+    concurrent control of a case the deep baseline called regressed or left in doubt (`; control
+    80 vs 80`)."""
     seq = case.sequential
     if seq is None:
         return ""
