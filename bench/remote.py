@@ -10,7 +10,7 @@ operation in this process, so the ratios compare the store's work, not start-up.
 
 Usage: python bench/remote.py [--cases 50] [--depth 100] [--rounds 3] [--remote s3|file].
 Targets: the fresh runner's check under a few hundred requests; the second check on a runner
-no request beyond the pointer and its own run record.
+no request beyond reading the pointer.
 """
 
 from __future__ import annotations

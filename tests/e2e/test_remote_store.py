@@ -22,10 +22,14 @@ import yaml
 
 from bench.servers.object_store import S3_ENV, S3Server
 from noisefloor.errors import PointerMoved
+from noisefloor.operations.check import check_suite
+from noisefloor.operations.run import RunOptions
+from noisefloor.settings.resolved import resolve
 from noisefloor.store.branches import Branches
 from noisefloor.store.mirrored import MirroredStore
 from noisefloor.store.remote import Remote
 from noisefloor.store.remote_url import open_remote
+from noisefloor.suite.load import load_suite
 from tests.builders import FAKE, answer_case, commit_all, fake_suite, git, isolate_git
 
 _buckets = itertools.count()
@@ -195,12 +199,33 @@ def test_a_changed_commit_sampled_by_one_runner_costs_the_next_none(origin, tmp_
     assert verdicts(second) == verdicts(first)
     assert second["exit_code"] == first["exit_code"] == 0
     # the same runner again reads the pointer and takes nothing
-    assert check(tmp_path / "two", remote)["calls"] == 0
-    # each run record in the remote is the one its runner finished with (a sequential check
-    # saves its run again once its looks are judged)
-    for runner in ("one", "two"):
-        for record in (tmp_path / runner / ".noisefloor" / "runs" / "fake").glob("*.json"):
-            assert remote_object(remote, f"runs/fake/{record.name}") == record.read_bytes()
+    again = check(tmp_path / "two", remote)
+    assert again["calls"] == 0
+    # the run that took the samples is in the remote as its runner finished it (a sequential
+    # check saves its run again once its looks are judged); the runs that took none are not
+    record = tmp_path / "one" / ".noisefloor" / "runs" / "fake" / f"{first['candidate']}.json"
+    assert remote_object(remote, f"runs/fake/{record.name}") == record.read_bytes()
+    for run_id in (second["candidate"], again["candidate"]):
+        assert (tmp_path / "two" / ".noisefloor" / "runs" / "fake" / f"{run_id}.json").is_file()
+        assert remote_object(remote, f"runs/fake/{run_id}.json") is None
+
+
+def test_a_warm_runner_reads_the_pointer_and_writes_nothing(origin, tmp_path, remote, monkeypatch):
+    adopted(origin, tmp_path, remote)
+    runner = clone(origin, tmp_path / "runner", change(origin, "warm"))
+    assert check(runner, remote)["calls"] > 0
+    for name, value in remote[1].items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(runner)
+    opened = open_remote(remote[0])
+    store = MirroredStore(runner / ".noisefloor", opened, Branches(("main",), "main"))
+    suite = load_suite(runner / "suite.yaml")
+    resolved = resolve({}, {}, suite.defaults)
+    report = check_suite(store, suite, RunOptions(jobs=2), resolved.rule, design=resolved.design)
+    assert (report.exit_code, report.calls) == (0, 0)
+    # the pointer, and nothing else: no sample to fetch, no run record pushed
+    assert dict(opened.requests) == {"get": 1}
+    assert remote_object(remote, f"runs/fake/{report.candidate}.json") is None
 
 
 def test_a_fresh_runner_names_the_files_that_moved_from_the_baselines_manifest(
