@@ -4,17 +4,12 @@ runners (`.noisefloor/` ignored by git), against moto's S3 server on loopback an
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import itertools
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -27,123 +22,21 @@ from noisefloor.operations.run import RunOptions
 from noisefloor.settings.resolved import resolve
 from noisefloor.store.branches import Branches
 from noisefloor.store.mirrored import MirroredStore
-from noisefloor.store.remote import Remote
 from noisefloor.store.remote_url import open_remote
 from noisefloor.suite.load import load_suite
-from tests.builders import FAKE, answer_case, commit_all, fake_suite, git, isolate_git
-
-_buckets = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server:
-        yield server
-
-
-@pytest.fixture(params=["s3", "file"])
-def remote(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
-    """A fresh remote (its URL, and the environment that reaches it): a bucket of the module's
-    S3 server, or a shared directory."""
-    if request.param == "file":
-        shared = tmp_path / "shared"
-        shared.mkdir()
-        return f"file://{shared}", {}
-    server: S3Server = request.getfixturevalue("s3")
-    bucket = server.bucket(f"nf-{os.getpid()}-{next(_buckets)}")
-    return f"s3://{bucket}/team", server.env()
-
-
-@pytest.fixture
-def origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The team's repository: the fake target and a two-case suite, `.noisefloor/` ignored."""
-    isolate_git(monkeypatch, tmp_path)
-    repo = tmp_path / "origin"
-    repo.mkdir()
-    (repo / "fake_target.py").write_bytes(FAKE.read_bytes())
-    fake_suite(repo, [answer_case("a"), answer_case("b")], repeats=3, baseline_repeats=4)
-    (repo / ".gitignore").write_text(".noisefloor/\n")
-    commit_all(repo, "the suite")
-    git(repo, "branch", "-M", "main")
-    return repo
-
-
-def change(origin: Path, tag: str) -> str:
-    """Commit a change to the target's code that leaves its answers as they were; the commit."""
-    with (origin / "fake_target.py").open("a") as handle:
-        handle.write(f"\n# {tag}\n")
-    return commit_all(origin, f"change {tag}")
-
-
-def clone(origin: Path, where: Path, commit: str | None = None) -> Path:
-    """A fresh runner: a clone of `origin` (at `commit`), with no store of its own."""
-    git(origin.parent, "clone", "-q", str(origin), str(where))
-    if commit is not None:
-        git(where, "checkout", "-q", commit)
-    assert not (where / ".noisefloor").exists()
-    return where
-
-
-def command(runner: Path, remote: tuple[str, dict[str, str]], *args: str, **env: str) -> list[Any]:
-    """The argv and environment of `noisefloor ARGS` run in `runner` with the remote set."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("NOISEFLOOR_", "AWS_"))}
-    environ.update(remote[1], NOISEFLOOR_REMOTE=remote[0], **env)
-    return [[sys.executable, "-m", "noisefloor", *args], environ]
-
-
-def noisefloor(
-    runner: Path, remote: tuple[str, dict[str, str]], *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
-    argv, environ = command(runner, remote, *args, **env)
-    return subprocess.run(
-        argv, cwd=runner, env=environ, capture_output=True, text=True, timeout=300
-    )
-
-
-def check(runner: Path, remote: tuple[str, dict[str, str]], *args: str) -> dict[str, Any]:
-    """`check suite.yaml` in `runner`: its JSON report, with its exit code."""
-    done = noisefloor(runner, remote, "check", "suite.yaml", "--format", "json", *args)
-    assert done.returncode in (0, 1), done.stderr
-    assert "Traceback" not in done.stderr
-    report: dict[str, Any] = orjson.loads(done.stdout)
-    assert report["exit_code"] == done.returncode
-    return report
-
-
-def verdicts(report: dict[str, Any]) -> dict[str, str]:
-    return {case["case_id"]: case["verdict"] for case in report["cases"]}
-
-
-@contextlib.contextmanager
-def reached(remote: tuple[str, dict[str, str]]) -> Iterator[Remote]:
-    """The remote, opened in this process with its environment (the test's own view of it)."""
-    saved = dict(os.environ)
-    os.environ.update(remote[1])
-    try:
-        yield open_remote(remote[0])
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def remote_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
-    """Every key the remote holds (a listing: the test's view, never a command's)."""
-    with reached(remote) as opened:
-        return opened.keys("")
-
-
-def remote_object(remote: tuple[str, dict[str, str]], key: str) -> bytes | None:
-    """The bytes of one object of the remote, or None."""
-    with reached(remote) as opened:
-        fetched = opened.get(key)
-    return fetched.data if fetched is not None else None
-
-
-def adopted(origin: Path, tmp_path: Path, remote: tuple[str, dict[str, str]]) -> dict[str, Any]:
-    """The default branch's first check, on a runner of its own: adopts into the remote."""
-    report = check(clone(origin, tmp_path / "adopter"), remote)
-    assert report["adopted"] is True
-    return report
+from tests.builders import commit_all
+from tests.remote_runners import (
+    adopted,
+    change,
+    check,
+    clone,
+    command,
+    noisefloor,
+    remote_keys,
+    remote_object,
+    sample_keys,
+    verdicts,
+)
 
 
 def test_a_fresh_clone_of_the_adopted_commit_checks_with_no_calls(origin, tmp_path, remote):
@@ -374,10 +267,6 @@ def test_a_runner_killed_mid_check_leaves_the_next_only_what_is_missing(origin, 
     report = check(clone(origin, tmp_path / "next", commit), remote, "--repeats", "6")
     assert report["calls"] == 12 - len(took)
     assert len(set(sample_keys(remote)) - base) == 12
-
-
-def sample_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
-    return [k for k in remote_keys(remote) if k.startswith("samples/") and k.endswith(".json")]
 
 
 def test_the_server_killed_exits_3_naming_the_bucket(origin, tmp_path):
