@@ -12,7 +12,7 @@ from noisefloor.cli.inputs import store_of, suite_name
 from noisefloor.cli.options import Parser, global_options
 from noisefloor.cli.output import emit
 from noisefloor.cli.remote_options import branch_option, remote_options
-from noisefloor.errors import ExitCode, NoisefloorError
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
 
@@ -52,6 +52,16 @@ def store_parser(p: argparse.ArgumentParser) -> None:
     )
     q.add_argument(
         "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
+    )
+    q.add_argument(
+        "--remote",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="read the remote instead of the local store, where it lies (nothing is copied "
+        "here): URL, or without one the remote NOISEFLOOR_REMOTE names. Each sample, run "
+        "record, manifest and pointer must parse, each run's samples be there, each pack "
+        "agree with them, each pointer name a run there",
     )
 
     q = ssub.add_parser(
@@ -118,8 +128,32 @@ def cmd_store(args: argparse.Namespace) -> int:
 
     if args.store_command in ("push", "pull"):
         return _sync(args)
+    if args.remote is not None:
+        return _verify_remote(args)
     found = verify_store(store_of(args), repair=args.repair)
     emit(render(found, args.format, args.repair), args)
+    return int(ExitCode.HARNESS) if found.left else 0
+
+
+def _verify_remote(args: argparse.Namespace) -> int:
+    from noisefloor.operations.remote_verify import verify_remote
+    from noisefloor.report.verify import render
+    from noisefloor.store.mirrored import MirroredStore
+
+    if args.repair:
+        raise UsageError(
+            "store verify --repair mends the local store, not a remote",
+            hint="drop --remote to repair the local store; a remote's objects are fixed as "
+            "each problem's line says",
+        )
+    store = store_of(args)
+    if not isinstance(store, MirroredStore):
+        raise NoisefloorError(
+            "store verify --remote needs a remote, and none is set",
+            hint="pass --remote URL, or set NOISEFLOOR_REMOTE",
+        )
+    found = verify_remote(store)
+    emit(render(found, args.format, False), args)
     return int(ExitCode.HARNESS) if found.left else 0
 
 

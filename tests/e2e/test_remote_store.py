@@ -161,6 +161,12 @@ def test_four_runners_checking_four_commits_at_once(origin, tmp_path, remote):
     assert samples == named
     verified = noisefloor(origin, remote, "--root", str(copy), "store", "verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    # the remote itself, read where it lies: every object sound, nothing copied to a store here
+    inspected = noisefloor(origin, remote, "store", "verify", "--remote", "--format", "json")
+    assert inspected.returncode == 0, inspected.stdout + inspected.stderr
+    found = orjson.loads(inspected.stdout)
+    assert (found["files"], found["problems"]) == (len(remote_keys(remote)), [])
+    assert not (origin / ".noisefloor").exists()
     for n, commit in enumerate(commits):
         assert check(clone(origin, tmp_path / f"again{n}", commit), remote)["calls"] == 0
 

@@ -1,0 +1,78 @@
+"""The commands around a remote store end to end: `store verify --remote` reading it where it
+lies, and the CI's refusal to adopt naming the remote and the branch it looked on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from noisefloor.store.packs import pack, unpack
+from tests.remote_runners import (
+    adopted,
+    change,
+    check,
+    clone,
+    noisefloor,
+    reached,
+    remote_keys,
+    remote_object,
+)
+
+
+def overwrite(remote: tuple[str, dict[str, str]], key: str, data: bytes) -> None:
+    """Replace one object of the remote (a damaged or foreign write, as no command makes)."""
+    with reached(remote) as opened:
+        held = opened.get(key)
+        assert held is not None, key
+        opened.put_over(key, data, held.version)
+
+
+def verify(origin: Path, remote: tuple[str, dict[str, str]]) -> tuple[int, dict[str, Any]]:
+    done = noisefloor(origin, remote, "store", "verify", "--remote", "--format", "json")
+    assert "Traceback" not in done.stderr
+    return done.returncode, orjson.loads(done.stdout)
+
+
+#: Where the first object of each kind lies.
+_PREFIX = {
+    "sample": "samples/",
+    "run": "runs/",
+    "pack": "packs/",
+    "baseline pointer": "baselines/",
+}
+
+
+def _garbled_pack(remote: tuple[str, dict[str, str]], key: str) -> bytes:
+    """The pack at `key` with its first sample's bytes swapped for its second's."""
+    with reached(remote) as opened:
+        held = opened.get(key)
+    assert held is not None
+    files = unpack(held.data)
+    assert files is not None and len(files) > 1
+    return pack([(files[0][0], files[1][1]), *files[1:]])
+
+
+@pytest.mark.parametrize("damaged", ["sample", "run", "pack", "baseline pointer"])
+def test_store_verify_of_the_remote_reports_each_damaged_object(origin, tmp_path, remote, damaged):
+    adopted(origin, tmp_path, remote)
+    check(clone(origin, tmp_path / "runner", change(origin, "moved")), remote)
+    code, found = verify(origin, remote)
+    assert (code, found["problems"]) == (0, [])
+    key = next(k for k in remote_keys(remote) if k.startswith(_PREFIX[damaged]))
+    if damaged == "pack":
+        overwrite(remote, key, _garbled_pack(remote, key))
+    elif damaged == "baseline pointer":
+        doc = orjson.loads(remote_object(remote, key) or b"")
+        overwrite(remote, key, orjson.dumps({**doc, "run_id": "20990101T000000.000000Z-gone"}))
+    else:
+        overwrite(remote, key, b'{"cut short')
+    code, found = verify(origin, remote)
+    assert code == 3
+    wrong = {(p["rel"], p["kind"]) for p in found["problems"]}
+    assert (key, damaged) in wrong, found["problems"]
+    assert all(p["fix"] for p in found["problems"])
+    assert not (origin / ".noisefloor").exists()
+
