@@ -76,3 +76,12 @@ def test_store_verify_of_the_remote_reports_each_damaged_object(origin, tmp_path
     assert all(p["fix"] for p in found["problems"])
     assert not (origin / ".noisefloor").exists()
 
+
+def test_ci_without_a_baseline_in_the_remote_names_it_and_the_branch(origin, tmp_path, remote):
+    runner = clone(origin, tmp_path / "runner")
+    done = noisefloor(runner, remote, "check", "suite.yaml", CI="true")
+    assert done.returncode == 3, done.stderr
+    assert f"in {remote[0]} on branch 'main'" in done.stderr
+    assert "under .noisefloor" not in done.stderr.replace("(nor under .noisefloor)", "")
+    assert "--branch" in done.stderr and "--adopt" in done.stderr
+    assert not remote_keys(remote)
