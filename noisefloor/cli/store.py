@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from noisefloor.cli.inputs import store_of, suite_name
+from noisefloor.cli.inputs import store_of, suite_name, suites_store
 from noisefloor.cli.options import Parser, global_options
 from noisefloor.cli.output import emit
 from noisefloor.cli.remote_options import branch_option, remote_options
@@ -67,13 +67,17 @@ def store_parser(p: argparse.ArgumentParser) -> None:
     q = ssub.add_parser(
         "push",
         help="push every run and baseline of the local store to the remote",
-        description="Push every run of the local store (a committed .noisefloor/ too) to the "
-        "remote, each sample, manifest and run record only if the remote lacks it, then point "
-        "the branch's baseline pointers at the local baselines (moved only from the version "
-        "read: exit 3, naming who moved one, when another runner did). The local store is "
-        "left as it was.",
+        description="Push every run of the local store (a committed .noisefloor/ too; of the "
+        "suites named, when any is) to the remote, each sample, manifest and run record only if "
+        "the remote lacks it, then point the branch's baseline pointers at the local baselines "
+        "(moved only from the version read: exit 3, naming who moved one, when another runner "
+        "did). A suite file's `defaults.remote` names the remote, under --remote and "
+        "NOISEFLOOR_REMOTE. The local store is left as it was.",
     )
     global_options(q, top=False)
+    q.add_argument(
+        "suites", nargs="*", metavar="SUITE", help="only these suites (their names or files)"
+    )
     remote_options(q)
     branch_option(
         q, "the branch whose pointers move (default: the current branch, else main)", "branch"
@@ -84,7 +88,8 @@ def store_parser(p: argparse.ArgumentParser) -> None:
         description="Fetch each named suite's baseline from the remote (the branch a check "
         "compares with), its run record and its samples, and point the local store at it: a "
         "store that then works with --offline, or is committed. --all first copies every object "
-        "the remote holds, listing it (never done on a check's path).",
+        "the remote holds, listing it (never done on a check's path). A suite file's "
+        "`defaults.remote` names the remote, under --remote and NOISEFLOOR_REMOTE.",
     )
     global_options(q, top=False)
     q.add_argument("suites", nargs="*", metavar="SUITE", help="suite names or files")
@@ -161,14 +166,15 @@ def _sync(args: argparse.Namespace) -> int:
     from noisefloor.operations.sync import pull_store, push_store
     from noisefloor.store.mirrored import MirroredStore
 
-    store = store_of(args)
+    store, suites = suites_store(args, args.suites)
     if not isinstance(store, MirroredStore):
         raise NoisefloorError(
             f"store {args.store_command} needs a remote, and none is set",
-            hint="pass --remote URL, or set NOISEFLOOR_REMOTE",
+            hint="pass --remote URL, set NOISEFLOOR_REMOTE, or name a suite file whose "
+            "defaults.remote names one",
         )
     if args.store_command == "push":
-        pushed = push_store(store)
+        pushed = push_store(store, suites)
         print(
             f"pushed to {store.remote.url}: {pushed.runs} run(s) new there, "
             f"{pushed.objects} object(s) written"
@@ -176,7 +182,7 @@ def _sync(args: argparse.Namespace) -> int:
         for suite, run_id in pushed.pointers:
             print(f"  {suite}: {run_id} (branch {store.branches.write})")
         return 0
-    pulled = pull_store(store, [suite_name(s) or s for s in args.suites], args.all)
+    pulled = pull_store(store, suites, args.all)
     print(f"pulled from {store.remote.url}: {pulled.objects} object(s) copied")
     for pointer in pulled.baselines:
         print(f"  {pointer.suite}: {pointer.run_id}")

@@ -8,8 +8,10 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from noisefloor.store.packs import pack, unpack
+from tests.builders import commit_all
 from tests.remote_runners import (
     adopted,
     change,
@@ -85,3 +87,52 @@ def test_ci_without_a_baseline_in_the_remote_names_it_and_the_branch(origin, tmp
     assert "under .noisefloor" not in done.stderr.replace("(nor under .noisefloor)", "")
     assert "--branch" in done.stderr and "--adopt" in done.stderr
     assert not remote_keys(remote)
+
+
+def pointed(remote: tuple[str, dict[str, str]]) -> str:
+    """The run the remote's pointer of `fake` on `main` names."""
+    data = remote_object(remote, "baselines/main/fake.json")
+    assert data is not None
+    return str(orjson.loads(data)["run_id"])
+
+
+def test_a_suites_own_remote_serves_push_baseline_set_pull_and_deepen(origin, tmp_path, remote):
+    suite = yaml.safe_load((origin / "suite.yaml").read_text())
+    suite.setdefault("defaults", {})["remote"] = remote[0]
+    (origin / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    commit_all(origin, "the remote in the suite")
+    unset = {"NOISEFLOOR_REMOTE": ""}  # the suite alone names the remote
+    runner = clone(origin, tmp_path / "runner")
+    adopted = noisefloor(runner, remote, "check", "suite.yaml", "--offline", **unset)
+    assert adopted.returncode == 0, adopted.stderr
+    assert not remote_keys(remote)
+    pushed = noisefloor(runner, remote, "store", "push", "suite.yaml", **unset)
+    assert pushed.returncode == 0, pushed.stderr
+    first = pointed(remote)
+    done = noisefloor(runner, remote, "run", "suite.yaml", "--offline", "--format", "json", **unset)
+    assert done.returncode == 0, done.stderr
+    run_id = orjson.loads(done.stdout)["run"]["run_id"]
+    moved = noisefloor(runner, remote, "baseline", "set", run_id, "--suite", "suite.yaml", **unset)
+    assert moved.returncode == 0, moved.stderr
+    assert "(branch main)" in moved.stdout
+    assert pointed(remote) == run_id != first
+    fresh = clone(origin, tmp_path / "fresh")
+    pulled = noisefloor(fresh, remote, "store", "pull", "suite.yaml", **unset)
+    assert pulled.returncode == 0, pulled.stderr
+    assert f"fake: {run_id}" in pulled.stdout
+    deepened = noisefloor(
+        fresh, remote, "baseline", "deepen", "suite.yaml", "--repeats", "6", **unset
+    )
+    assert deepened.returncode == 0, deepened.stderr
+    assert pointed(remote) not in (first, run_id)
+
+
+def test_baseline_set_refuses_a_run_of_another_suite_than_the_one_named(origin, tmp_path, remote):
+    runner = clone(origin, tmp_path / "runner")
+    run_id = check(runner, remote)["candidate"]
+    doc = yaml.safe_load((runner / "suite.yaml").read_text())
+    (runner / "other.yaml").write_text(yaml.safe_dump({**doc, "name": "other"}, sort_keys=False))
+    done = noisefloor(runner, remote, "baseline", "set", run_id, "--suite", "other.yaml")
+    assert done.returncode == 3
+    assert "is of suite 'fake', not of other.yaml ('other')" in done.stderr
+    assert pointed(remote) == run_id  # the adoption's, unmoved
