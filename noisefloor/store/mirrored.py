@@ -22,6 +22,7 @@ from noisefloor.store.files import dumps
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import LOST_MARK, has_sample, utc_now
 from noisefloor.store.packs import pack, pack_key, unpack
+from noisefloor.store.pushes import Pushes
 from noisefloor.store.remote import Fetched, Moved, Remote
 from noisefloor.store.store import Store
 
@@ -44,8 +45,11 @@ class MirroredStore(Store):
         *,
         max_age_s: float | None = None,
         environ: Mapping[str, str] | None = None,
+        pushes: int = REMOTE_CONNECTIONS,
     ) -> None:
         super().__init__(root, lock_timeout_s)
+        self._pushes = Pushes(remote, pushes)
+        """A take's samples on their way to the remote, `pushes` at once."""
         self.remote = remote
         self.branches = branches
         self.notes: list[str] = []
@@ -100,22 +104,35 @@ class MirroredStore(Store):
         return True
 
     def write_sample(self, path: Path, obj: Any) -> None:
-        """Write a sample here, then push it: a runner killed after this loses nothing."""
+        """Write a sample here, then push it: in the background under a suite's lock (a few at
+        once, settled before the lock is released), else before returning. A runner killed
+        midway keeps every sample here, and the remote lacks at most those in flight."""
         super().write_sample(path, obj)
-        self._took.add(Path(self.key(path)).parts[1])
-        self.remote.put_new(self.key(path), path.read_bytes())
+        key = self.key(path)
+        self._took.add(Path(key).parts[1])
+        if self._held:
+            self._pushes.put(key, path.read_bytes())
+        else:
+            self.remote.put_new(key, path.read_bytes())
 
     @contextlib.contextmanager
     def lock(self, suite: str) -> Iterator[None]:
-        """The suite's lock; once the last one this command holds is released with its work
-        done, the run records it saved are pushed (`push_complete`)."""
+        """The suite's lock; once the last one this command holds is released, the samples
+        pushed in the background have landed and, its work done, the run records it saved are
+        pushed (`push_complete`)."""
         with super().lock(suite):
             self._held += 1
             try:
                 yield
-            finally:
+            except BaseException:
                 self._held -= 1
+                if not self._held:
+                    with contextlib.suppress(Exception):  # the error under way says more
+                        self._pushes.settle()
+                raise
+            self._held -= 1
             if not self._held:
+                self._pushes.settle()
                 self.push_complete()
 
     def save_run(self, run: RunRecord) -> None:
