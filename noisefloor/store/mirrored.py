@@ -48,8 +48,9 @@ class MirroredStore(Store):
         pushes: int = REMOTE_CONNECTIONS,
     ) -> None:
         super().__init__(root, lock_timeout_s)
-        self._pushes = Pushes(remote, pushes)
-        """A take's samples on their way to the remote, `pushes` at once."""
+        self._connections = pushes
+        self._pushes: Pushes | None = None
+        """While a suite's lock is held: its samples on their way to the remote."""
         self.remote = remote
         self.branches = branches
         self.notes: list[str] = []
@@ -110,7 +111,7 @@ class MirroredStore(Store):
         super().write_sample(path, obj)
         key = self.key(path)
         self._took.add(Path(key).parts[1])
-        if self._held:
+        if self._pushes is not None:
             self._pushes.put(key, path.read_bytes())
         else:
             self.remote.put_new(key, path.read_bytes())
@@ -121,18 +122,21 @@ class MirroredStore(Store):
         pushed in the background have landed and, its work done, the run records it saved are
         pushed (`push_complete`)."""
         with super().lock(suite):
+            pushes = self._pushes = self._pushes or Pushes(self.remote, self._connections)
             self._held += 1
             try:
                 yield
             except BaseException:
                 self._held -= 1
                 if not self._held:
+                    self._pushes = None
                     with contextlib.suppress(Exception):  # the error under way says more
-                        self._pushes.settle()
+                        pushes.close()
                 raise
             self._held -= 1
             if not self._held:
-                self._pushes.settle()
+                self._pushes = None
+                pushes.close()
                 self.push_complete()
 
     def save_run(self, run: RunRecord) -> None:

@@ -13,7 +13,8 @@ __all__ = ["Pushes"]
 
 
 class Pushes:
-    """Objects put in a remote if absent, `connections` at a time, in the background.
+    """Objects put in a remote if absent, `connections` at a time, in the background, until
+    `close`.
 
     At most twice `connections` are queued or in flight: a writer faster than the remote waits
     for room. The first failure is raised by every later `put` and by `settle`. One connection
@@ -65,6 +66,18 @@ class Pushes:
             flying = list(self._flying)
         wait(flying)
         self._raise()
+
+    def close(self) -> None:
+        """Wait for every push (`settle`), then stop the pool's threads.
+
+        Raises:
+            RemoteError: A push failed.
+        """
+        try:
+            self.settle()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
 
     def _raise(self) -> None:
         with self._guard:

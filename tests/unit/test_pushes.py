@@ -58,6 +58,7 @@ def test_every_object_lands_by_settle_with_no_more_in_flight_than_the_connection
     for n in range(40):
         pushes.put(f"samples/s/r{n}.json", b"%d" % n)
     pushes.settle()
+    pushes.close()
     assert remote.objects == {f"samples/s/r{n}.json": b"%d" % n for n in range(40)}
     assert 1 < remote.most <= 4
 
@@ -72,6 +73,8 @@ def test_a_failed_push_is_raised_by_settle_and_by_the_next_put():
     with pytest.raises(RemoteError, match=r"samples/s/r3\.json"):
         pushes.put("samples/s/r9.json", b"x")
     assert "samples/s/r9.json" not in remote.objects
+    with pytest.raises(RemoteError, match="connection refused"):
+        pushes.close()
 
 
 def test_one_connection_pushes_each_object_before_put_returns():
@@ -94,7 +97,10 @@ def test_a_suites_lock_is_released_once_its_samples_landed(tmp_path):
     store = MirroredStore(tmp_path, remote, Branches(("main",), "main"), pushes=4)
     with store.lock("s"):
         keys = _written(store, range(12))
+        assert any(t.name.startswith("noisefloor-push") for t in threading.enumerate())
     assert sorted(remote.objects) == sorted(keys)
+    # and the pool's threads are gone with the lock
+    assert not any(t.name.startswith("noisefloor-push") for t in threading.enumerate())
 
 
 def test_a_push_that_failed_under_the_lock_stops_its_release(tmp_path):
