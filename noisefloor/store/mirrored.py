@@ -203,9 +203,14 @@ class MirroredStore(Store):
 
     def push_run(self, run: RunRecord) -> int:
         """Push a run made here (its samples, then its record), skipping what is there: a run
-        record in the remote means its samples are there too. Returns the objects written."""
+        record in the remote means its samples are there too, and a run this command made
+        that took samples here pushed them as it took them. Returns the objects written."""
         path = self.run_path(run.suite, run.run_id)
         key = self.key(path)
+        if key in self._unpushed and run.suite in self._took:
+            if self._pushes is not None:
+                self._pushes.settle()
+            return int(self._push_record(key))
         if key not in self._unpushed and (
             key in self._own_runs or self.remote.get(key) is not None
         ):

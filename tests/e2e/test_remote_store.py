@@ -17,7 +17,9 @@ import yaml
 
 from bench.servers.object_store import S3_ENV, S3Server
 from noisefloor.errors import PointerMoved
+from noisefloor.executors import executor_of
 from noisefloor.operations.check import check_suite
+from noisefloor.operations.deepen import deepen_baseline
 from noisefloor.operations.run import RunOptions
 from noisefloor.settings.resolved import resolve
 from noisefloor.store.branches import Branches
@@ -119,6 +121,27 @@ def test_a_warm_runner_reads_the_pointer_and_writes_nothing(origin, tmp_path, re
     # the pointer, and nothing else: no sample to fetch, no run record pushed
     assert dict(opened.requests) == {"get": 1}
     assert remote_object(remote, f"runs/fake/{report.candidate}.json") is None
+
+
+def test_a_deepened_baseline_pushes_only_what_it_took(origin, tmp_path, remote, monkeypatch):
+    adopted(origin, tmp_path, remote)
+    for name, value in remote[1].items():
+        monkeypatch.setenv(name, value)
+    runner = clone(origin, tmp_path / "deepener")
+    monkeypatch.chdir(runner)
+    opened = open_remote(remote[0])
+    store = MirroredStore(runner / ".noisefloor", opened, Branches(("main",), "main"))
+    done = deepen_baseline(
+        store, load_suite(runner / "suite.yaml"), 7, jobs=2, executor=executor_of("local")
+    )
+    assert done.run.calls == 6  # 2 cases from 4 repeats to 7
+    # its 6 samples, its run record, a pack per case and the pointer: none of the 8 samples
+    # the baseline had already is written again
+    assert opened.requests["put"] == 6 + 1 + 2 + 1
+    assert (
+        remote_object(remote, f"runs/fake/{done.run.run_id}.json")
+        == store.run_path("fake", done.run.run_id).read_bytes()
+    )
 
 
 def test_a_fresh_runner_names_the_files_that_moved_from_the_baselines_manifest(
