@@ -4,13 +4,14 @@ local store as the reference, measured in the same run, with the requests each c
 Steps: the baseline adopted in a local store and pushed (`store push`); a check of that version
 from the local store (the reference); the same check on a fresh runner from the remote (the
 pointer, the run record, a pack per case); the same runner again (the pointer only); then a
-changed version checked by one fresh runner (which takes its samples and pushes each) and by a
-second fresh runner (which fetches them by their keys: 0 target calls). Every step runs the
+changed version checked by one fresh runner (which takes its samples and pushes each, a few at
+once; and, for comparison, another version's first runner pushing one at a time) and by a second
+fresh runner (which fetches them by their keys: 0 target calls). Every step runs the
 operation in this process, so the ratios compare the store's work, not start-up.
 
 Usage: python bench/remote.py [--cases 50] [--depth 100] [--rounds 3] [--remote s3|file].
 Targets: the fresh runner's check under a few hundred requests; the second check on a runner
-no request beyond the pointer and its own run record.
+no request beyond reading the pointer.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from bench.servers.object_store import S3Server  # noqa: E402
 from noisefloor.operations.check import check_suite  # noqa: E402
 from noisefloor.operations.run import RunOptions  # noqa: E402
 from noisefloor.operations.sync import push_store  # noqa: E402
+from noisefloor.settings import REMOTE_CONNECTIONS  # noqa: E402
 from noisefloor.settings.resolved import resolve  # noqa: E402
 from noisefloor.store.branches import Branches  # noqa: E402
 from noisefloor.store.mirrored import MirroredStore  # noqa: E402
@@ -81,6 +83,8 @@ def main() -> None:
         suite.write_text(text)
         changed = work / "changed.yaml"
         changed.write_text(text.replace(f"- {echo}\n", f"- {echo}\n    - v2\n"))
+        serial = work / "serial.yaml"  # another version, whose first runner pushes one by one
+        serial.write_text(text.replace(f"- {echo}\n", f"- {echo}\n    - v3\n"))
         local = Store(work / "local")
         adopt_s, adopt_calls = check(local, suite)
         print(
@@ -112,12 +116,15 @@ def main() -> None:
                 store = MirroredStore(work / f"{root}{round_}", open_remote(url), MAIN)
                 seconds, calls = check(store, suite)
                 note(step, seconds, calls, store.remote.requests)
-            for step, root in (
-                ("changed version, first runner", "one"),
-                ("changed version, second runner", "two"),
+            for step, root, version, pushes in (
+                ("changed version, first runner, one push at a time", "serial", serial, 1),
+                ("changed version, first runner", "one", changed, REMOTE_CONNECTIONS),
+                ("changed version, second runner", "two", changed, REMOTE_CONNECTIONS),
             ):
-                store = MirroredStore(work / f"{root}{round_}", open_remote(url), MAIN)
-                seconds, calls = check(store, changed, changed=True)
+                store = MirroredStore(
+                    work / f"{root}{round_}", open_remote(url), MAIN, pushes=pushes
+                )
+                seconds, calls = check(store, version, changed=True)
                 note(step, seconds, calls, store.remote.requests)
     reference = median([s for s, _, _ in rows["check, local store (reference)"]])
     print(f"medians of {args.rounds} rounds")

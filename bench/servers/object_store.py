@@ -1,5 +1,5 @@
 """An S3-compatible server on loopback for the remote store's tests and bench: moto's server mode
-in a process of its own (so that it can be killed), on a port the system picks, with buckets.
+in a process of its own that dies with the process that started it, on a port the system picks.
 """
 
 from __future__ import annotations
@@ -35,9 +35,17 @@ class S3Server:
         self._process: subprocess.Popen[bytes] | None = None
         self._drain: threading.Thread | None = None
 
+    @property
+    def pid(self) -> int:
+        """The server's process id (its process group's, too)."""
+        assert self._process is not None
+        return self._process.pid
+
     def __enter__(self) -> Self:
+        # this very file runs the server (`_serve`): a test worker killed with no chance to
+        # leave its `with` block leaves no server behind
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
+            [sys.executable, "-P", __file__, str(os.getpid())],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -95,3 +103,22 @@ class S3Server:
     def env(self) -> dict[str, str]:
         """The variables a command reaches this server with, as the AWS SDKs read them."""
         return {**S3_ENV, "AWS_ENDPOINT_URL": self.url}
+
+
+def _serve(parent: int) -> None:
+    """The server's process: moto's server, with a watchdog that kills its process group once
+    the process that started it is gone (its parent changes), however that process ended."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, daemon=True).start()
+    from moto.server import main
+
+    main(["-H", "127.0.0.1", "-p", "0"])
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]))

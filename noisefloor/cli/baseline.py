@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from noisefloor.cli.inputs import resolved_of, store_of
+from noisefloor.cli.inputs import open_store, resolved_of, store_of, suites_store
 from noisefloor.cli.options import (
     Parser,
     executor_option,
@@ -19,11 +19,10 @@ from noisefloor.cli.options import (
     repeats_option,
 )
 from noisefloor.cli.remote_options import branch_option, remote_options
-from noisefloor.errors import NoisefloorError
+from noisefloor.errors import NoisefloorError, UsageError
 
 if TYPE_CHECKING:
     from noisefloor.store.mirrored import MirroredStore
-    from noisefloor.store.store import Store
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
 
@@ -39,6 +38,12 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     q = bsub.add_parser("set", help="point the run's suite at this run")
     global_options(q, top=False)
     q.add_argument("run", help="run id or label")
+    q.add_argument(
+        "--suite",
+        metavar="FILE",
+        help="the run's suite file: its `defaults.remote` names the remote whose pointer moves "
+        "(under --remote and NOISEFLOOR_REMOTE), and the run must be of that suite",
+    )
     remote_options(q)
     branch_option(
         q,
@@ -76,17 +81,23 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
 def cmd_baseline(args: argparse.Namespace) -> int:
     from noisefloor.operations.resolve import resolve_run
 
-    store = store_of(args)
-    if args.baseline_command == "deepen":
-        return _deepen(store, args)
     if args.baseline_command == "set":
-        run = resolve_run(store, args.run)
         from noisefloor.store.mirrored import MirroredStore
 
+        store, names = suites_store(args, [args.suite] if args.suite else [])
+        run = resolve_run(store, args.run)
+        if names and run.suite != names[0]:
+            raise UsageError(
+                f"run {run.run_id} is of suite {run.suite!r}, not of {args.suite} ({names[0]!r})",
+                hint="name the run's own suite file with --suite, or a run of that suite",
+            )
         pointer = store.set_baseline(run.suite, run.run_id)
         moved = f" (branch {store.branches.write})" if isinstance(store, MirroredStore) else ""
         print(f"{pointer.suite}: {pointer.run_id}{moved}")
         return 0
+    if args.baseline_command == "deepen":
+        return _deepen(args)
+    store = store_of(args)
     from noisefloor.store.mirrored import MirroredStore
 
     pointers = store.baselines()
@@ -114,7 +125,8 @@ def _remote_pointers(store: MirroredStore) -> list[str]:
     return [f"in {store.remote.url}:", *(f"  {line}" for line in lines)] if lines else []
 
 
-def _deepen(store: Store, args: argparse.Namespace) -> int:
+def _deepen(args: argparse.Namespace) -> int:
+    """`baseline deepen`, in the store its suite's settings name (its `defaults.remote` too)."""
     from noisefloor.executors import executor_of
     from noisefloor.operations.deepen import deepen_baseline
     from noisefloor.suite.load import load_suite
@@ -122,7 +134,7 @@ def _deepen(store: Store, args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     resolved = resolved_of(args, suite)
     done = deepen_baseline(
-        store,
+        open_store(resolved.store),
         suite,
         resolved.design.baseline_repeats,
         jobs=resolved.sampling.jobs,

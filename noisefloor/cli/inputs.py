@@ -28,6 +28,7 @@ __all__ = [
     "run_options",
     "store_of",
     "suite_name",
+    "suites_store",
     "watched",
 ]
 
@@ -178,3 +179,24 @@ def suite_name(suite: str | None) -> str | None:
 
         return load_suite(Path(suite)).name
     return suite
+
+
+def suites_store(args: argparse.Namespace, suites: list[str]) -> tuple[Store, list[str]]:
+    """The store of a command given suites (their names or files), and their names: the remote
+    a suite file's `defaults.remote` names is honoured, under --remote and NOISEFLOOR_REMOTE.
+
+    Raises:
+        UsageError: The suite files name different remotes.
+    """
+    from noisefloor.suite.load import load_suite
+
+    files = [load_suite(Path(s)) for s in suites if os.path.isfile(s)]
+    named = {f.defaults.remote: f for f in files if f.defaults.remote}
+    if len(named) > 1:
+        raise UsageError(
+            "the suites name different remotes in `defaults.remote`: "
+            + ", ".join(f"{f.path.name}: {url}" for url, f in named.items()),
+            hint="give the suites of one remote at a time, or name one with --remote URL",
+        )
+    store = open_store(resolved_of(args, next(iter(named.values()), None)).store)
+    return store, [suite_name(s) or s for s in suites]

@@ -8,11 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from noisefloor.cli.inputs import store_of, suite_name
+from noisefloor.cli.inputs import store_of, suite_name, suites_store
 from noisefloor.cli.options import Parser, global_options
 from noisefloor.cli.output import emit
 from noisefloor.cli.remote_options import branch_option, remote_options
-from noisefloor.errors import ExitCode, NoisefloorError
+from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
 
@@ -53,17 +53,31 @@ def store_parser(p: argparse.ArgumentParser) -> None:
     q.add_argument(
         "--format", choices=("terminal", "json"), default="terminal", help="default terminal"
     )
+    q.add_argument(
+        "--remote",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="read the remote instead of the local store, where it lies (nothing is copied "
+        "here): URL, or without one the remote NOISEFLOOR_REMOTE names. Each sample, run "
+        "record, manifest and pointer must parse, each run's samples be there, each pack "
+        "agree with them, each pointer name a run there",
+    )
 
     q = ssub.add_parser(
         "push",
         help="push every run and baseline of the local store to the remote",
-        description="Push every run of the local store (a committed .noisefloor/ too) to the "
-        "remote, each sample, manifest and run record only if the remote lacks it, then point "
-        "the branch's baseline pointers at the local baselines (moved only from the version "
-        "read: exit 3, naming who moved one, when another runner did). The local store is "
-        "left as it was.",
+        description="Push every run of the local store (a committed .noisefloor/ too; of the "
+        "suites named, when any is) to the remote, each sample, manifest and run record only if "
+        "the remote lacks it, then point the branch's baseline pointers at the local baselines "
+        "(moved only from the version read: exit 3, naming who moved one, when another runner "
+        "did). A suite file's `defaults.remote` names the remote, under --remote and "
+        "NOISEFLOOR_REMOTE. The local store is left as it was.",
     )
     global_options(q, top=False)
+    q.add_argument(
+        "suites", nargs="*", metavar="SUITE", help="only these suites (their names or files)"
+    )
     remote_options(q)
     branch_option(
         q, "the branch whose pointers move (default: the current branch, else main)", "branch"
@@ -74,7 +88,8 @@ def store_parser(p: argparse.ArgumentParser) -> None:
         description="Fetch each named suite's baseline from the remote (the branch a check "
         "compares with), its run record and its samples, and point the local store at it: a "
         "store that then works with --offline, or is committed. --all first copies every object "
-        "the remote holds, listing it (never done on a check's path).",
+        "the remote holds, listing it (never done on a check's path). A suite file's "
+        "`defaults.remote` names the remote, under --remote and NOISEFLOOR_REMOTE.",
     )
     global_options(q, top=False)
     q.add_argument("suites", nargs="*", metavar="SUITE", help="suite names or files")
@@ -118,8 +133,32 @@ def cmd_store(args: argparse.Namespace) -> int:
 
     if args.store_command in ("push", "pull"):
         return _sync(args)
+    if args.remote is not None:
+        return _verify_remote(args)
     found = verify_store(store_of(args), repair=args.repair)
     emit(render(found, args.format, args.repair), args)
+    return int(ExitCode.HARNESS) if found.left else 0
+
+
+def _verify_remote(args: argparse.Namespace) -> int:
+    from noisefloor.operations.remote_verify import verify_remote
+    from noisefloor.report.verify import render
+    from noisefloor.store.mirrored import MirroredStore
+
+    if args.repair:
+        raise UsageError(
+            "store verify --repair mends the local store, not a remote",
+            hint="drop --remote to repair the local store; a remote's objects are fixed as "
+            "each problem's line says",
+        )
+    store = store_of(args)
+    if not isinstance(store, MirroredStore):
+        raise NoisefloorError(
+            "store verify --remote needs a remote, and none is set",
+            hint="pass --remote URL, or set NOISEFLOOR_REMOTE",
+        )
+    found = verify_remote(store)
+    emit(render(found, args.format, False), args)
     return int(ExitCode.HARNESS) if found.left else 0
 
 
@@ -127,14 +166,15 @@ def _sync(args: argparse.Namespace) -> int:
     from noisefloor.operations.sync import pull_store, push_store
     from noisefloor.store.mirrored import MirroredStore
 
-    store = store_of(args)
+    store, suites = suites_store(args, args.suites)
     if not isinstance(store, MirroredStore):
         raise NoisefloorError(
             f"store {args.store_command} needs a remote, and none is set",
-            hint="pass --remote URL, or set NOISEFLOOR_REMOTE",
+            hint="pass --remote URL, set NOISEFLOOR_REMOTE, or name a suite file whose "
+            "defaults.remote names one",
         )
     if args.store_command == "push":
-        pushed = push_store(store)
+        pushed = push_store(store, suites)
         print(
             f"pushed to {store.remote.url}: {pushed.runs} run(s) new there, "
             f"{pushed.objects} object(s) written"
@@ -142,7 +182,7 @@ def _sync(args: argparse.Namespace) -> int:
         for suite, run_id in pushed.pointers:
             print(f"  {suite}: {run_id} (branch {store.branches.write})")
         return 0
-    pulled = pull_store(store, [suite_name(s) or s for s in args.suites], args.all)
+    pulled = pull_store(store, suites, args.all)
     print(f"pulled from {store.remote.url}: {pulled.objects} object(s) copied")
     for pointer in pulled.baselines:
         print(f"  {pointer.suite}: {pointer.run_id}")

@@ -36,6 +36,7 @@ from noisefloor.pipeline.indexing import index_run
 from noisefloor.rules.exit_policy import finished_report
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.settings.design import Design
+from noisefloor.store.mirrored import MirroredStore
 from noisefloor.store.pool import against_pool, pooled_baseline
 from noisefloor.store.store import Store
 from noisefloor.suite.model import Suite
@@ -158,14 +159,7 @@ def check_suite(
             hint="commit one (`noisefloor run SUITE --set-baseline`), or drop --require-baseline",
         )
     if pointer is None and ci and not opts.set_baseline:
-        raise BaselineMissing(
-            f"no baseline for suite {suite.name!r} under {store.root}, and CI is set: adopting "
-            "one here would pass without comparing anything",
-            where=str(suite.path),
-            hint="commit one: run `noisefloor check SUITE --adopt` (or `noisefloor run SUITE "
-            f"--set-baseline`) where you work, then commit {shown_path(store.root)}/, whose own "
-            ".gitignore leaves exactly the baseline to commit; or pass --adopt to adopt here",
-        )
+        raise _missing_in_ci(store, suite)
     needed = min((opts.repeats or c.repeats) for c in suite.cases)
     if needed < 2:
         raise UsageError(
@@ -257,6 +251,30 @@ def check_suite(
     report.calls = run.calls
     attach_usage(report, built, usage)
     return report
+
+
+def _missing_in_ci(store: Store, suite: Suite) -> BaselineMissing:
+    """The refusal of a check under CI with no baseline to compare with: where it looked (the
+    remote and its branches, when one is set) and how to put one there."""
+    why = "and CI is set: adopting one here would pass without comparing anything"
+    if isinstance(store, MirroredStore):
+        read = " or ".join(repr(b) for b in store.branches.read)
+        return BaselineMissing(
+            f"no baseline for suite {suite.name!r} in {store.remote.url} on branch {read} "
+            f"(nor under {shown_path(store.root)}), {why}",
+            where=str(suite.path),
+            hint=f"adopt one into the remote on branch {store.branches.read[0]!r}: run "
+            "`noisefloor check SUITE --adopt` on that branch with this remote (or `noisefloor "
+            "baseline set RUN --branch BRANCH`), or --baseline-branch BRANCH to compare with "
+            "another branch's; or pass --adopt to adopt here",
+        )
+    return BaselineMissing(
+        f"no baseline for suite {suite.name!r} under {store.root}, {why}",
+        where=str(suite.path),
+        hint="commit one: run `noisefloor check SUITE --adopt` (or `noisefloor run SUITE "
+        f"--set-baseline`) where you work, then commit {shown_path(store.root)}/, whose own "
+        ".gitignore leaves exactly the baseline to commit; or pass --adopt to adopt here",
+    )
 
 
 def shown_path(path: Path) -> str:

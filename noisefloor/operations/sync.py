@@ -65,15 +65,20 @@ def remote_pointers(store: MirroredStore) -> list[RemotePointer]:
     return found
 
 
-def push_store(store: MirroredStore) -> Pushed:
-    """Push every run of the local store (its samples, manifest and record, each only if the
-    remote lacks it), then point the write branch's pointers at the local baselines."""
+def push_store(store: MirroredStore, suites: list[str] | None = None) -> Pushed:
+    """Push every run of the local store (of `suites` only, when named: its samples, manifest
+    and record, each only if the remote lacks it), then point the write branch's pointers at
+    the local baselines."""
     done = Pushed()
     for suite, run_id in store.runs():
+        if suites and suite not in suites:
+            continue
         written = store.push_run(store.load_run(suite, run_id))
         done.runs += written > 0
         done.objects += written
     for pointer in store.baselines():
+        if suites and pointer.suite not in suites:
+            continue
         if store.move_pointer(pointer.suite, pointer.run_id):
             done.pointers.append((pointer.suite, pointer.run_id))
     return done

@@ -4,8 +4,9 @@ sample pushed as it is written, and baseline pointers per branch moved from the 
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from noisefloor.store.files import dumps
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import LOST_MARK, has_sample, utc_now
 from noisefloor.store.packs import pack, pack_key, unpack
+from noisefloor.store.pushes import Pushes
 from noisefloor.store.remote import Fetched, Moved, Remote
 from noisefloor.store.store import Store
 
@@ -43,8 +45,12 @@ class MirroredStore(Store):
         *,
         max_age_s: float | None = None,
         environ: Mapping[str, str] | None = None,
+        pushes: int = REMOTE_CONNECTIONS,
     ) -> None:
         super().__init__(root, lock_timeout_s)
+        self._connections = pushes
+        self._pushes: Pushes | None = None
+        """While a suite's lock is held: its samples on their way to the remote."""
         self.remote = remote
         self.branches = branches
         self.notes: list[str] = []
@@ -54,7 +60,10 @@ class MirroredStore(Store):
         self._absent: set[str] = set()  # keys the remote lacked when this command asked
         self._versions: dict[str, str | None] = {}  # pointer key -> the version read
         self._synced: set[str] = set()  # suites whose pointer this command has read
-        self._own_runs: dict[str, str] = {}  # key -> version of each run record saved here
+        self._own_runs: dict[str, str] = {}  # key -> version of each run record pushed here
+        self._unpushed: dict[str, str] = {}  # key -> suite of each run record saved, not pushed
+        self._took: set[str] = set()  # suites this command took a sample of
+        self._held = 0  # suite locks this command holds
 
     def key(self, path: Path | str) -> str:
         """A file's key in the remote: its path relative to the root, with forward slashes."""
@@ -96,18 +105,63 @@ class MirroredStore(Store):
         return True
 
     def write_sample(self, path: Path, obj: Any) -> None:
-        """Write a sample here, then push it: a runner killed after this loses nothing."""
+        """Write a sample here, then push it: in the background under a suite's lock (a few at
+        once, settled before the lock is released), else before returning. A runner killed
+        midway keeps every sample here, and the remote lacks at most those in flight."""
         super().write_sample(path, obj)
-        self.remote.put_new(self.key(path), path.read_bytes())
+        key = self.key(path)
+        self._took.add(Path(key).parts[1])
+        if self._pushes is not None:
+            self._pushes.put(key, path.read_bytes())
+        else:
+            self.remote.put_new(key, path.read_bytes())
+
+    @contextlib.contextmanager
+    def lock(self, suite: str) -> Iterator[None]:
+        """The suite's lock; once the last one this command holds is released, the samples
+        pushed in the background have landed and, its work done, the run records it saved are
+        pushed (`push_complete`)."""
+        with super().lock(suite):
+            pushes = self._pushes = self._pushes or Pushes(self.remote, self._connections)
+            self._held += 1
+            try:
+                yield
+            except BaseException:
+                self._held -= 1
+                if not self._held:
+                    self._pushes = None
+                    with contextlib.suppress(Exception):  # the error under way says more
+                        pushes.close()
+                raise
+            self._held -= 1
+            if not self._held:
+                self._pushes = None
+                pushes.close()
+                self.push_complete()
 
     def save_run(self, run: RunRecord) -> None:
-        """Write a run record here, then push it (its samples went as they were taken). A run
-        this command saves again (a sequential check adds its looks once they are judged)
-        replaces its own record in the remote, from the version it wrote; no other writer has
-        its run id."""
+        """Write a run record here; it is pushed once its run is complete (`push_complete`),
+        not at each save (a sequential check saves its run again once its looks are judged)."""
         super().save_run(run)
-        path = self.run_path(run.suite, run.run_id)
-        key, data = self.key(path), path.read_bytes()
+        self._unpushed[self.key(self.run_path(run.suite, run.run_id))] = run.suite
+        if not self._held:
+            self.push_complete()
+
+    def push_complete(self) -> None:
+        """Push each run record saved and not yet pushed whose suite took a sample here (its
+        samples went as they were taken), or that this command pushed before. A run that took
+        none (every sample was on disk or in the remote) stays local: a warm runner writes
+        nothing to the remote. A run made a baseline is pushed when its pointer moves, and
+        `store push` pushes every run."""
+        for key, suite in list(self._unpushed.items()):
+            if suite in self._took or key in self._own_runs:
+                self._push_record(key)
+
+    def _push_record(self, key: str) -> bool:
+        """Push a run record saved here, replacing the version this command pushed before (no
+        other writer has its run id); False when the remote held it already."""
+        data = (self.root / key).read_bytes()
+        self._unpushed.pop(key, None)
         try:
             self._own_runs[key] = self.remote.put_over(key, data, self._own_runs.get(key))
         except Moved:
@@ -117,6 +171,8 @@ class MirroredStore(Store):
                 self._own_runs[key] = now.version
             else:  # pushed from elsewhere (`store push`): a record there is never replaced
                 self._own_runs.pop(key, None)
+            return False
+        return True
 
     def save_manifest(self, digest: str, files: dict[str, str]) -> None:
         """Keep a manifest here and, the first time it is written here, in the remote."""
@@ -147,9 +203,17 @@ class MirroredStore(Store):
 
     def push_run(self, run: RunRecord) -> int:
         """Push a run made here (its samples, then its record), skipping what is there: a run
-        record in the remote means its samples are there too. Returns the objects written."""
+        record in the remote means its samples are there too, and a run this command made
+        that took samples here pushed them as it took them. Returns the objects written."""
         path = self.run_path(run.suite, run.run_id)
-        if self.remote.get(self.key(path)) is not None:
+        key = self.key(path)
+        if key in self._unpushed and run.suite in self._took:
+            if self._pushes is not None:
+                self._pushes.settle()
+            return int(self._push_record(key))
+        if key not in self._unpushed and (
+            key in self._own_runs or self.remote.get(key) is not None
+        ):
             return 0
         # (the mark of a repeat the infrastructure lost is not pushed: a fetch writes it again)
         files = [f for case in run.cases for f in self.sample_files(case) if has_sample(f)]
@@ -160,7 +224,9 @@ class MirroredStore(Store):
         written = self.parallel(
             lambda f: self.remote.put_new(self.key(f), Path(f).read_bytes()), files
         )
-        return int(sum(written)) + self.remote.put_new(self.key(path), path.read_bytes())
+        if key in self._unpushed:
+            return int(sum(written)) + self._push_record(key)
+        return int(sum(written)) + self.remote.put_new(key, path.read_bytes())
 
     # -- baseline pointers per branch ----------------------------------------------------
 

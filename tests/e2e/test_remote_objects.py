@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -112,3 +116,37 @@ def test_a_url_that_names_no_remote_is_refused_with_the_forms_it_takes(url, says
     with pytest.raises(RemoteError) as refused:
         open_remote(url)
     assert says in refused.value.message and refused.value.hint
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie waiting for its reaper does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_s3_server_dies_with_a_worker_killed_before_it_could_stop_it():
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; from bench.servers.object_store import S3Server\n"
+            "server = S3Server().__enter__(); print(server.pid, flush=True); time.sleep(300)",
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+    ) as starter:
+        assert starter.stdout is not None
+        pid = int(starter.stdout.readline())
+        assert _running(pid)
+        starter.kill()  # SIGKILL: no `with` block is left, no fixture's teardown runs
+    deadline = time.monotonic() + 30
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    orphaned = _running(pid)
+    if orphaned:
+        os.killpg(pid, signal.SIGKILL)  # this test's failure leaves no server behind either
+    assert not orphaned

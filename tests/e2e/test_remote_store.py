@@ -4,17 +4,12 @@ runners (`.noisefloor/` ignored by git), against moto's S3 server on loopback an
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import itertools
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -22,124 +17,28 @@ import yaml
 
 from bench.servers.object_store import S3_ENV, S3Server
 from noisefloor.errors import PointerMoved
+from noisefloor.executors import executor_of
+from noisefloor.operations.check import check_suite
+from noisefloor.operations.deepen import deepen_baseline
+from noisefloor.operations.run import RunOptions
+from noisefloor.settings.resolved import resolve
 from noisefloor.store.branches import Branches
 from noisefloor.store.mirrored import MirroredStore
-from noisefloor.store.remote import Remote
 from noisefloor.store.remote_url import open_remote
-from tests.builders import FAKE, answer_case, commit_all, fake_suite, git, isolate_git
-
-_buckets = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server:
-        yield server
-
-
-@pytest.fixture(params=["s3", "file"])
-def remote(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
-    """A fresh remote (its URL, and the environment that reaches it): a bucket of the module's
-    S3 server, or a shared directory."""
-    if request.param == "file":
-        shared = tmp_path / "shared"
-        shared.mkdir()
-        return f"file://{shared}", {}
-    server: S3Server = request.getfixturevalue("s3")
-    bucket = server.bucket(f"nf-{os.getpid()}-{next(_buckets)}")
-    return f"s3://{bucket}/team", server.env()
-
-
-@pytest.fixture
-def origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The team's repository: the fake target and a two-case suite, `.noisefloor/` ignored."""
-    isolate_git(monkeypatch, tmp_path)
-    repo = tmp_path / "origin"
-    repo.mkdir()
-    (repo / "fake_target.py").write_bytes(FAKE.read_bytes())
-    fake_suite(repo, [answer_case("a"), answer_case("b")], repeats=3, baseline_repeats=4)
-    (repo / ".gitignore").write_text(".noisefloor/\n")
-    commit_all(repo, "the suite")
-    git(repo, "branch", "-M", "main")
-    return repo
-
-
-def change(origin: Path, tag: str) -> str:
-    """Commit a change to the target's code that leaves its answers as they were; the commit."""
-    with (origin / "fake_target.py").open("a") as handle:
-        handle.write(f"\n# {tag}\n")
-    return commit_all(origin, f"change {tag}")
-
-
-def clone(origin: Path, where: Path, commit: str | None = None) -> Path:
-    """A fresh runner: a clone of `origin` (at `commit`), with no store of its own."""
-    git(origin.parent, "clone", "-q", str(origin), str(where))
-    if commit is not None:
-        git(where, "checkout", "-q", commit)
-    assert not (where / ".noisefloor").exists()
-    return where
-
-
-def command(runner: Path, remote: tuple[str, dict[str, str]], *args: str, **env: str) -> list[Any]:
-    """The argv and environment of `noisefloor ARGS` run in `runner` with the remote set."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("NOISEFLOOR_", "AWS_"))}
-    environ.update(remote[1], NOISEFLOOR_REMOTE=remote[0], **env)
-    return [[sys.executable, "-m", "noisefloor", *args], environ]
-
-
-def noisefloor(
-    runner: Path, remote: tuple[str, dict[str, str]], *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
-    argv, environ = command(runner, remote, *args, **env)
-    return subprocess.run(
-        argv, cwd=runner, env=environ, capture_output=True, text=True, timeout=300
-    )
-
-
-def check(runner: Path, remote: tuple[str, dict[str, str]], *args: str) -> dict[str, Any]:
-    """`check suite.yaml` in `runner`: its JSON report, with its exit code."""
-    done = noisefloor(runner, remote, "check", "suite.yaml", "--format", "json", *args)
-    assert done.returncode in (0, 1), done.stderr
-    assert "Traceback" not in done.stderr
-    report: dict[str, Any] = orjson.loads(done.stdout)
-    assert report["exit_code"] == done.returncode
-    return report
-
-
-def verdicts(report: dict[str, Any]) -> dict[str, str]:
-    return {case["case_id"]: case["verdict"] for case in report["cases"]}
-
-
-@contextlib.contextmanager
-def reached(remote: tuple[str, dict[str, str]]) -> Iterator[Remote]:
-    """The remote, opened in this process with its environment (the test's own view of it)."""
-    saved = dict(os.environ)
-    os.environ.update(remote[1])
-    try:
-        yield open_remote(remote[0])
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def remote_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
-    """Every key the remote holds (a listing: the test's view, never a command's)."""
-    with reached(remote) as opened:
-        return opened.keys("")
-
-
-def remote_object(remote: tuple[str, dict[str, str]], key: str) -> bytes | None:
-    """The bytes of one object of the remote, or None."""
-    with reached(remote) as opened:
-        fetched = opened.get(key)
-    return fetched.data if fetched is not None else None
-
-
-def adopted(origin: Path, tmp_path: Path, remote: tuple[str, dict[str, str]]) -> dict[str, Any]:
-    """The default branch's first check, on a runner of its own: adopts into the remote."""
-    report = check(clone(origin, tmp_path / "adopter"), remote)
-    assert report["adopted"] is True
-    return report
+from noisefloor.suite.load import load_suite
+from tests.builders import commit_all
+from tests.remote_runners import (
+    adopted,
+    change,
+    check,
+    clone,
+    command,
+    noisefloor,
+    remote_keys,
+    remote_object,
+    sample_keys,
+    verdicts,
+)
 
 
 def test_a_fresh_clone_of_the_adopted_commit_checks_with_no_calls(origin, tmp_path, remote):
@@ -195,12 +94,54 @@ def test_a_changed_commit_sampled_by_one_runner_costs_the_next_none(origin, tmp_
     assert verdicts(second) == verdicts(first)
     assert second["exit_code"] == first["exit_code"] == 0
     # the same runner again reads the pointer and takes nothing
-    assert check(tmp_path / "two", remote)["calls"] == 0
-    # each run record in the remote is the one its runner finished with (a sequential check
-    # saves its run again once its looks are judged)
-    for runner in ("one", "two"):
-        for record in (tmp_path / runner / ".noisefloor" / "runs" / "fake").glob("*.json"):
-            assert remote_object(remote, f"runs/fake/{record.name}") == record.read_bytes()
+    again = check(tmp_path / "two", remote)
+    assert again["calls"] == 0
+    # the run that took the samples is in the remote as its runner finished it (a sequential
+    # check saves its run again once its looks are judged); the runs that took none are not
+    record = tmp_path / "one" / ".noisefloor" / "runs" / "fake" / f"{first['candidate']}.json"
+    assert remote_object(remote, f"runs/fake/{record.name}") == record.read_bytes()
+    for run_id in (second["candidate"], again["candidate"]):
+        assert (tmp_path / "two" / ".noisefloor" / "runs" / "fake" / f"{run_id}.json").is_file()
+        assert remote_object(remote, f"runs/fake/{run_id}.json") is None
+
+
+def test_a_warm_runner_reads_the_pointer_and_writes_nothing(origin, tmp_path, remote, monkeypatch):
+    adopted(origin, tmp_path, remote)
+    runner = clone(origin, tmp_path / "runner", change(origin, "warm"))
+    assert check(runner, remote)["calls"] > 0
+    for name, value in remote[1].items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(runner)
+    opened = open_remote(remote[0])
+    store = MirroredStore(runner / ".noisefloor", opened, Branches(("main",), "main"))
+    suite = load_suite(runner / "suite.yaml")
+    resolved = resolve({}, {}, suite.defaults)
+    report = check_suite(store, suite, RunOptions(jobs=2), resolved.rule, design=resolved.design)
+    assert (report.exit_code, report.calls) == (0, 0)
+    # the pointer, and nothing else: no sample to fetch, no run record pushed
+    assert dict(opened.requests) == {"get": 1}
+    assert remote_object(remote, f"runs/fake/{report.candidate}.json") is None
+
+
+def test_a_deepened_baseline_pushes_only_what_it_took(origin, tmp_path, remote, monkeypatch):
+    adopted(origin, tmp_path, remote)
+    for name, value in remote[1].items():
+        monkeypatch.setenv(name, value)
+    runner = clone(origin, tmp_path / "deepener")
+    monkeypatch.chdir(runner)
+    opened = open_remote(remote[0])
+    store = MirroredStore(runner / ".noisefloor", opened, Branches(("main",), "main"))
+    done = deepen_baseline(
+        store, load_suite(runner / "suite.yaml"), 7, jobs=2, executor=executor_of("local")
+    )
+    assert done.run.calls == 6  # 2 cases from 4 repeats to 7
+    # its 6 samples, its run record, a pack per case and the pointer: none of the 8 samples
+    # the baseline had already is written again
+    assert opened.requests["put"] == 6 + 1 + 2 + 1
+    assert (
+        remote_object(remote, f"runs/fake/{done.run.run_id}.json")
+        == store.run_path("fake", done.run.run_id).read_bytes()
+    )
 
 
 def test_a_fresh_runner_names_the_files_that_moved_from_the_baselines_manifest(
@@ -243,6 +184,12 @@ def test_four_runners_checking_four_commits_at_once(origin, tmp_path, remote):
     assert samples == named
     verified = noisefloor(origin, remote, "--root", str(copy), "store", "verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    # the remote itself, read where it lies: every object sound, nothing copied to a store here
+    inspected = noisefloor(origin, remote, "store", "verify", "--remote", "--format", "json")
+    assert inspected.returncode == 0, inspected.stdout + inspected.stderr
+    found = orjson.loads(inspected.stdout)
+    assert (found["files"], found["problems"]) == (len(remote_keys(remote)), [])
+    assert not (origin / ".noisefloor").exists()
     for n, commit in enumerate(commits):
         assert check(clone(origin, tmp_path / f"again{n}", commit), remote)["calls"] == 0
 
@@ -349,10 +296,6 @@ def test_a_runner_killed_mid_check_leaves_the_next_only_what_is_missing(origin, 
     report = check(clone(origin, tmp_path / "next", commit), remote, "--repeats", "6")
     assert report["calls"] == 12 - len(took)
     assert len(set(sample_keys(remote)) - base) == 12
-
-
-def sample_keys(remote: tuple[str, dict[str, str]]) -> list[str]:
-    return [k for k in remote_keys(remote) if k.startswith("samples/") and k.endswith(".json")]
 
 
 def test_the_server_killed_exits_3_naming_the_bucket(origin, tmp_path):
