@@ -237,6 +237,28 @@ def world_repo(work: Path, case_ids: list[str]) -> Path:
     return work
 
 
+def world_check(cli: Any, repo: Path) -> Any:
+    """A check of a `world_repo` through the command line: four calls at once, a JSON report."""
+    return cli(
+        "--root", repo / ".noisefloor", "check", repo / "suite.yaml", "--jobs", "4",
+        "--format", "json",
+    )  # fmt: skip
+
+
+def adopted_world(
+    cli: Any, work: Path, monkeypatch: pytest.MonkeyPatch, case_ids: list[str], rate: float
+) -> Path:
+    """A `world_repo` committed, its baseline adopted in the world "adoption" at `rate` (100
+    repeats per case) and committed."""
+    world_repo(work, case_ids)
+    commit_all(work, "an answerer")
+    monkeypatch.setenv("WORLD", "adoption")
+    monkeypatch.setenv("WORLD_RATE", str(rate))
+    assert world_check(cli, work).json()["adopted"]
+    commit_all(work, "the baseline")
+    return work
+
+
 def isolate_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Keep the machine's git configuration, and any repository around `tmp_path`, out."""
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)

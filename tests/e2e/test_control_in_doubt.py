@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import commit_all, isolate_git, world_repo
+from tests.builders import adopted_world, commit_all, isolate_git, world_check
 
 
 @pytest.fixture(autouse=True)
@@ -19,20 +19,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def repo(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose one case passed 63 of its 100 adopted repeats, in a world at 0.7."""
-    work = world_repo(tmp_path / "repo", ["mid"])
-    commit_all(work, "an answerer")
-    monkeypatch.setenv("WORLD", "adoption")
-    monkeypatch.setenv("WORLD_RATE", "0.7")
-    assert _check(cli, work).json()["adopted"]
-    commit_all(work, "the baseline")
-    return work
-
-
-def _check(cli: Any, repo: Path) -> Any:
-    return cli(
-        "--root", repo / ".noisefloor", "check", repo / "suite.yaml", "--jobs", "4",
-        "--format", "json",
-    )  # fmt: skip
+    return adopted_world(cli, tmp_path / "repo", monkeypatch, ["mid"], 0.7)
 
 
 def _mid(result: Any) -> dict[str, Any]:
@@ -49,7 +36,7 @@ def test_doubt_the_world_caused_is_cleared_by_the_control_and_named_drift(
     # doubt at the cap, neither regressed nor clear
     monkeypatch.setenv("WORLD", "w23")
     monkeypatch.setenv("WORLD_RATE", "0.55")
-    result = _check(cli, repo)
+    result = world_check(cli, repo)
     case = _mid(result)
     assert result.code == 0, case["reason"]
     assert case["verdict"] == "unchanged"
@@ -77,7 +64,7 @@ def test_doubt_the_code_caused_is_confirmed_by_the_control(
     program.write_text(program.read_text().replace("DROP = 0.0", "DROP = 0.25"))
     commit_all(repo, "a worse answerer")
     monkeypatch.setenv("WORLD", "v65")
-    result = _check(cli, repo)
+    result = world_check(cli, repo)
     case = _mid(result)
     assert result.code == 1, case["reason"]
     assert case["verdict"] == "regressed"

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,12 +21,6 @@ from noisefloor.store.remote import Moved, Remote
 from noisefloor.store.remote_url import open_remote
 
 _buckets = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with S3Server() as server:
-        yield server
 
 
 @pytest.fixture(params=["s3", "file"])

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import commit_all, isolate_git, world_repo
+from tests.builders import adopted_world, commit_all, isolate_git, world_check
 
 pytestmark = pytest.mark.quality
 
@@ -27,20 +27,9 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def repo(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose mid-range case passed 70% of the time in the adoption's session, next
     to two that always pass; the baseline (100 repeats per case) committed."""
-    work = world_repo(tmp_path / "repo", ["mid", "steady-1", "steady-2"])
-    commit_all(work, "an answerer")
-    monkeypatch.setenv("WORLD", "adoption")
-    monkeypatch.setenv("WORLD_RATE", str(ADOPTED))
-    assert _check(cli, work).json()["adopted"]
-    commit_all(work, "the baseline")
-    return work
-
-
-def _check(cli: Any, repo: Path) -> Any:
-    return cli(
-        "--root", repo / ".noisefloor", "check", repo / "suite.yaml", "--jobs", "4",
-        "--format", "json",
-    )  # fmt: skip
+    return adopted_world(
+        cli, tmp_path / "repo", monkeypatch, ["mid", "steady-1", "steady-2"], ADOPTED
+    )
 
 
 def _checks(cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch, drifted: float) -> list[Any]:
@@ -52,7 +41,7 @@ def _checks(cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch, drifted: floa
         monkeypatch.setenv("WORLD", f"check-{i}")
         (repo / "README.md").write_text(f"# an answerer, revision {i}\n")
         commit_all(repo, f"docs {i}")
-        reports.append(_check(cli, repo))
+        reports.append(world_check(cli, repo))
     return reports
 
 
