@@ -237,6 +237,13 @@ def world_repo(work: Path, case_ids: list[str]) -> Path:
     return work
 
 
+def worse_world(repo: Path, drop: float) -> None:
+    """A commit to a `world_repo` whose program now answers right `drop` less often."""
+    program = repo / "answer.py"
+    program.write_text(program.read_text().replace("DROP = 0.0", f"DROP = {drop}"))
+    commit_all(repo, "a worse answerer")
+
+
 def world_check(cli: Any, repo: Path) -> Any:
     """A check of a `world_repo` through the command line: four calls at once, a JSON report."""
     return cli(

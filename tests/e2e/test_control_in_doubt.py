@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import adopted_world, commit_all, isolate_git, world_check
+from tests.builders import adopted_world, commit_all, isolate_git, world_check, worse_world
 
 
 @pytest.fixture(autouse=True)
@@ -60,9 +60,7 @@ def test_doubt_the_world_caused_is_cleared_by_the_control_and_named_drift(
 def test_doubt_the_code_caused_is_confirmed_by_the_control(
     cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    program = repo / "answer.py"
-    program.write_text(program.read_text().replace("DROP = 0.0", "DROP = 0.25"))
-    commit_all(repo, "a worse answerer")
+    worse_world(repo, 0.25)
     monkeypatch.setenv("WORLD", "v65")
     result = world_check(cli, repo)
     case = _mid(result)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import adopted_world, commit_all, isolate_git, world_check
+from tests.builders import adopted_world, commit_all, isolate_git, world_check, worse_world
 
 pytestmark = pytest.mark.quality
 
@@ -75,9 +75,7 @@ def test_drift_after_the_adoption_fails_at_most_one_check_in_five(
 def test_a_real_drop_under_the_same_drift_is_caught_in_four_checks_of_five(
     cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    program = repo / "answer.py"
-    program.write_text(program.read_text().replace("DROP = 0.0", "DROP = 0.4"))
-    commit_all(repo, "a worse answerer")
+    worse_world(repo, 0.4)
     results = _checks(cli, repo, monkeypatch, 0.5)
     caught = [r for r in results if r.code == 1]
     assert len(caught) >= 4, [r.json()["counts"] for r in results]
