@@ -156,6 +156,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if isinstance(store, MirroredStore):
         report.warnings += store.notes
+    if report.baseline_branch is not None:  # which branch's baseline, first of all
+        branch = report.baseline_branch
+        print(f"note: baseline of branch {branch.name!r}: {branch.why}", file=sys.stderr)
     return report_out(report, args, store)
 
 
