@@ -87,7 +87,13 @@ class _Handler(LoopbackHandler):
             held = self.server.objects.get((bucket, name))
             now = held[1] if held is not None else 0
             if match is not None and int(match) != now:
-                self._send(412, _error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold."))
+                self._send(
+                    412,
+                    _error(
+                        "PreconditionFailed",
+                        "At least one of the pre-conditions you specified did not hold.",
+                    ),
+                )
                 return
             generation = next(self.server.generations)
             self.server.objects[(bucket, name)] = (data, generation)

@@ -200,7 +200,9 @@ class Azurite(NodeServer):
         signed = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
         text = "PUT\n" + "\n" * 11 + signed + f"/{AZURITE_ACCOUNT}{path}\nrestype:container"
         digest = hmac.new(base64.b64decode(AZURITE_KEY), text.encode(), hashlib.sha256).digest()
-        headers["Authorization"] = f"SharedKey {AZURITE_ACCOUNT}:{base64.b64encode(digest).decode()}"
+        headers["Authorization"] = (
+            f"SharedKey {AZURITE_ACCOUNT}:{base64.b64encode(digest).decode()}"
+        )
         headers["Content-Length"] = "0"
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
         connection.request("PUT", f"{path}?restype=container", headers=headers)

@@ -218,10 +218,11 @@ def check_suite(
         )
         if lost is not None and compared.baseline_branch is not None:
             compared.baseline_branch.race = lost
+            compared.calls += result.run.calls  # (its adoption's calls are this command's)
             compared.warnings.insert(
                 0,
-                f"{result.run.run_id} was adopted here, but {lost}: this check compared it "
-                f"with that baseline instead ({result.run.run_id} and its samples are kept)",
+                f"{lost}; this check compared {result.run.run_id} with that baseline instead "
+                "(its samples stay in the remote)",
             )
         return compared
     base = store.load_run(suite.name, pointer.run_id)

@@ -54,7 +54,7 @@ def _kind(key: str) -> str | None:
     parts = key.split("/")
     if parts[0] == "samples" and parts[-1].startswith("r") and key.endswith(".json"):
         return "sample"
-    if parts[0] == "claims" and parts[-1].startswith("r") and key.endswith(".json"):
+    if parts[0] == "claims" and key.endswith(".json"):
         return "claim"
     shapes = {
         "runs": (3, ".json", "run"),
@@ -86,8 +86,8 @@ def _read(seen: _Seen, key: str, kind: str, data: bytes) -> None:
             seen.runs[key] = RunRecord.model_validate_json(data)
         elif kind == "claim":
             doc = orjson.loads(data)
-            if not isinstance(doc, dict) or not isinstance(doc.get("repeats"), list):
-                seen.wrong(key, kind, "not an object with the repeats it claims")
+            if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+                seen.wrong(key, kind, "not an object with a list of claims")
         elif kind == "manifest":
             doc = orjson.loads(data)
             if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):

@@ -111,8 +111,8 @@ class MirroredStore(Store):
 
     def await_claimed(self, files: Sequence[str]) -> list[str]:
         """Fetch the samples at `files` as the commands that claimed them push them, polling;
-        once none has come for `claim_stale_s`, take over their claims: the files whose claim
-        this command took over (to take here)."""
+        once none has come for `claim_stale_s`, take over the claims still waited on: the
+        files whose claim this command took over (to take here)."""
         waiting = {f: self._waiting.pop(f) for f in files}
         last, pause, mine = time.monotonic(), 0.05, []
         while waiting:
@@ -126,16 +126,11 @@ class MirroredStore(Store):
             if came:
                 last = time.monotonic()
             elif time.monotonic() - last > self._claim_stale_s:
-                for claim in set(waiting.values()):
-                    stalled = [f for f, c in waiting.items() if c == claim]
-                    if self._claims.take_over(claim, [self.key(f) for f in stalled]):
-                        mine += stalled
-                        for file in stalled:
-                            del waiting[file]
-                    else:  # another command took it over first: wait for that one
-                        now = self.remote.get(claim.key)
-                        renewed = Claim(claim.key, now.version if now is not None else "")
-                        waiting.update((f, renewed) for f in stalled)
+                stale = {claim.token for claim in waiting.values()}
+                keys = {self.key(f): f for f in waiting}
+                theirs = self._claims.split(list(keys), expired=stale)
+                mine += [f for k, f in keys.items() if k not in theirs]
+                waiting = {keys[k]: claim for k, claim in theirs.items()}
                 last = time.monotonic()
         return mine
 
