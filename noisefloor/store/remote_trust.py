@@ -24,8 +24,8 @@ __all__ = ["KNOWN_GOOD", "SINGLE_WRITER", "Trusted", "probe"]
 SINGLE_WRITER = "single-writer"
 #: Servers that honour If-None-Match and If-Match on a put (GCS: its generation).
 KNOWN_GOOD = (
-    "AWS S3, Google Cloud Storage, Azure Blob Storage, MinIO, Cloudflare R2 "
-    "(tested here: moto's server and Azurite)"
+    "AWS S3, Google Cloud Storage, Azure Blob Storage, MinIO, Cloudflare R2; "
+    "tested here: moto's server and Azurite"
 )
 #: Seconds a single-writer move waits before reading its write back: a rival that read the
 #: pointer before this write landed has written by then (its read-to-write must take less than

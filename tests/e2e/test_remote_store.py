@@ -378,6 +378,8 @@ def test_a_committed_baseline_pushed_and_pulled(origin, tmp_path, remote):
     back = tmp_path / "back"
     pulled = noisefloor(origin, remote, "--root", str(back), "store", "pull", "suite.yaml")
     assert pulled.returncode == 0, pulled.stderr
+    # what it copied is counted: the run record and the baseline's 8 samples
+    assert ": 9 object(s) copied" in pulled.stdout
     again = noisefloor(
         origin, local, "--root", str(back), "check", "suite.yaml", "--format", "json"
     )

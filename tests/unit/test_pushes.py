@@ -48,6 +48,12 @@ class SlowRemote(Remote):
     def put_over(self, key: str, data: bytes, version: str | None) -> str:
         raise NotImplementedError("pushes write immutable objects only")
 
+    def put_any(self, key: str, data: bytes) -> str:
+        raise NotImplementedError("pushes write immutable objects only")
+
+    def delete(self, key: str) -> None:
+        raise NotImplementedError("pushes write immutable objects only")
+
     def keys(self, prefix: str) -> list[str]:
         return sorted(k for k in self.objects if k.startswith(prefix))
 
