@@ -83,6 +83,20 @@ def test_a_failed_push_is_raised_by_settle_and_by_the_next_put():
         pushes.close()
 
 
+def test_once_a_push_failed_those_queued_are_not_tried():
+    """A remote that fails (frozen, gone) would hold each queued push for its own timeouts."""
+    remote = SlowRemote(refused=frozenset(f"samples/s/r{n}.json" for n in range(4)))
+    tried = []
+    put_new = remote.put_new
+    remote.put_new = lambda key, data: tried.append(key) or put_new(key, data)  # type: ignore[method-assign]
+    pushes = Pushes(remote, 2)
+    for n in range(4):  # two in flight, two queued (room for twice the connections)
+        pushes.put(f"samples/s/r{n}.json", b"x")
+    with pytest.raises(RemoteError, match="connection refused"):
+        pushes.close()
+    assert len(tried) == 2, tried
+
+
 def test_one_connection_pushes_each_object_before_put_returns():
     remote = SlowRemote()
     pushes = Pushes(remote, 1)
