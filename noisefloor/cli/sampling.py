@@ -158,7 +158,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         report.warnings += store.notes
     if report.baseline_branch is not None:  # which branch's baseline, first of all
         branch = report.baseline_branch
-        print(f"note: baseline of branch {branch.name!r}: {branch.why}", file=sys.stderr)
+        where = f"branch {branch.name!r}" if branch.name else "the local store"
+        print(f"note: baseline of {where}: {branch.why}", file=sys.stderr)
     return report_out(report, args, store)
 
 

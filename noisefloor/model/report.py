@@ -332,7 +332,9 @@ class TargetChange(Part):
 class BaselineBranch(Part):
     """The branch of a remote whose baseline pointer a check compared with (or adopted into)."""
 
-    name: str
+    name: str | None
+    """None: no branch read had a pointer in the remote, and the check compared with the local
+    store's baseline (a committed one)."""
     why: str
     """Why that branch: `--baseline-branch`, the request's target branch, the branch checked
     out or containing a detached commit, or the default branch and where it was read."""

@@ -205,7 +205,7 @@ def check_suite(
                     store.reread(suite.name)
                     lost = moved.message
                 else:
-                    _branch(store, suite.name, report)
+                    _branch(store, suite.name, report, adopted=True)
                     return report
         compared = check_suite(
             store,
@@ -271,20 +271,25 @@ def check_suite(
     index_run(store, run)
     report.calls = run.calls
     attach_usage(report, built, usage)
-    _branch(store, suite.name, report)
+    _branch(store, suite.name, report, adopted=False)
     return report
 
 
-def _branch(store: Store, suite: str, report: Report) -> None:
+def _branch(store: Store, suite: str, report: Report, *, adopted: bool) -> None:
     """With a remote: the branch whose pointer this check compared with (or moved, adopting),
     and why that one, in the report."""
     if not isinstance(store, MirroredStore):
         return
     found = store.compared.get(suite)
-    if found is None:  # adopted: the pointer moved is the write branch's
+    read = " or ".join(repr(b) for b in store.branches.read)
+    if found is None and adopted:  # the pointer moved is the write branch's
         name = store.branches.write
-        why = f"adopted here: no baseline on {' or '.join(repr(b) for b in store.branches.read)}; "
-        found = Branch(name, why + store.branches.reason(name))
+        found = Branch(name, f"adopted here: no baseline on {read}; {store.branches.reason(name)}")
+    elif found is None:
+        report.baseline_branch = BaselineBranch(
+            name=None, why=f"no pointer on {read} in the remote: the local store's baseline"
+        )
+        return
     report.baseline_branch = BaselineBranch(name=found.name, why=found.why)
 
 

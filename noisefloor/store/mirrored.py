@@ -222,8 +222,8 @@ class MirroredStore(Store):
                 self._own_runs.pop(key, None)
                 if now is not None:
                     self.notes.append(
-                        f"the remote holds another record under run id {key} than this "
-                        "command's: it is never replaced (this one stays in the local copy)"
+                        f"the remote holds another record under run id {Path(key).stem} than "
+                        f"this command's ({key}): it is never replaced; this one stays here"
                     )
             return False
         return True
@@ -292,7 +292,7 @@ class MirroredStore(Store):
             if held is not None and held.data != path.read_bytes():
                 self.notes.append(
                     f"the remote holds another record under run id {run.run_id} than the "
-                    f"local one ({key}): it is never replaced; the local one stays here"
+                    f"local one ({key}): it is never replaced; this one stays here"
                 )
             return written
         return written + 1
