@@ -173,3 +173,12 @@ def test_a_plain_http_endpoint_is_used_for_each_cloud(monkeypatch, azurite):
         with pytest.raises(RemoteError) as missing:
             open_remote("gs://nf-no-bucket/p").get("k")
         assert "no such bucket 'nf-no-bucket'" in missing.value.message
+
+
+def test_an_unknown_access_key_reads_as_its_cause(origin, tmp_path, on_s3rver):
+    """s3rver's own answer to a key id it does not know (InvalidAccessKeyId, a 403)."""
+    wrong = (on_s3rver[0], {**on_s3rver[1], "AWS_ACCESS_KEY_ID": "NF-NO-SUCH-KEY"})
+    done = noisefloor(clone(origin, tmp_path / "runner"), wrong, "check", "suite.yaml")
+    assert done.returncode == 3
+    assert f"remote {on_s3rver[0]}: unknown access key" in done.stderr
+    assert "Traceback" not in done.stderr
