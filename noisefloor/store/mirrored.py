@@ -158,9 +158,32 @@ class MirroredStore(Store):
         self._took.add(Path(key).parts[1])
         self._present.add(key)  # once its push has landed, or the command fails
         if self._pushes is not None:
+            with open(self._journal(key), "a", encoding="utf-8") as journal:
+                journal.write(key + "\n")  # until its push has landed: see `lock`
             self._pushes.put(key, path.read_bytes())
         else:
             self.remote.put_new(key, path.read_bytes())
+
+    def _journal(self, key_or_suite: str) -> Path:
+        """The file listing a suite's samples written here whose pushes may not have landed."""
+        suite = key_or_suite.split("/")[1] if "/" in key_or_suite else key_or_suite
+        path = self.root / "unpushed" / f"{suite}.keys"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _replay(self, suite: str) -> None:
+        """Push the samples an earlier command here wrote and may not have pushed (it was
+        killed, or the remote failed), each if absent: the holes an outage left are filled
+        by the next command of the suite on this runner, whatever it does."""
+        journal = self._journal(suite)
+        try:
+            keys = journal.read_text(encoding="utf-8").split()
+        except FileNotFoundError:
+            return
+        held = [k for k in dict.fromkeys(keys) if has_sample(str(self.root / k))]
+        self.parallel(lambda k: self.remote.put_new(k, (self.root / k).read_bytes()), held)
+        self._present.update(held)
+        journal.unlink()
 
     @contextlib.contextmanager
     def lock(self, suite: str) -> Iterator[None]:
@@ -168,6 +191,7 @@ class MirroredStore(Store):
         pushed in the background have landed and, its work done, the run records it saved are
         pushed (`push_complete`)."""
         with super().lock(suite):
+            self._replay(suite)
             pushes = self._pushes = self._pushes or Pushes(self.remote, self._connections)
             self._held += 1
             try:
@@ -183,6 +207,10 @@ class MirroredStore(Store):
             if not self._held:
                 self._pushes = None
                 pushes.close()
+            else:
+                pushes.settle()
+            self._journal(suite).unlink(missing_ok=True)  # every sample it lists has landed
+            if not self._held:
                 self.push_complete()
 
     def save_run(self, run: RunRecord) -> None:

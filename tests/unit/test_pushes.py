@@ -129,3 +129,23 @@ def test_a_push_that_failed_under_the_lock_stops_its_release(tmp_path):
     with pytest.raises(RemoteError, match="connection refused"), store.lock("s"):
         _written(store, range(6))
     assert (tmp_path / "samples/s/t/e0/c/k/r5.json").is_file()  # kept here all the same
+
+
+def test_the_next_command_of_the_suite_pushes_what_a_failed_one_left(tmp_path):
+    """An outage stops a command before its samples landed: the next command of the suite on
+    this runner pushes them, whatever it does, even taking no sample at all."""
+    down = SlowRemote(refused=frozenset(f"samples/s/t/e0/c/k/r{n}.json" for n in range(6)))
+    failed = MirroredStore(tmp_path, down, Branches(("main",), "main"), pushes=4)
+    with pytest.raises(RemoteError), failed.lock("s"):
+        keys = _written(failed, range(6))
+    assert (tmp_path / "unpushed" / "s.keys").is_file()
+    back = SlowRemote()
+    later = MirroredStore(tmp_path, back, Branches(("main",), "main"), pushes=4)
+    with later.lock("s"):
+        pass
+    assert sorted(back.objects) == sorted(keys)
+    assert not (tmp_path / "unpushed" / "s.keys").exists()
+    # a command whose pushes all landed leaves no list behind
+    with later.lock("s"):
+        _written(later, range(6, 8))
+    assert not (tmp_path / "unpushed" / "s.keys").exists()
