@@ -148,6 +148,7 @@ def test_a_frozen_server_fails_within_35_s_saying_timed_out(origin, tmp_path):
     assert took < 35, took
 
 
+@pytest.mark.quality  # (six commands in subprocesses)
 @pytest.mark.parametrize("remote", ["s3"], indirect=True)
 def test_a_check_on_a_branch_compares_with_its_own_pointer_else_the_one_it_merges_into(
     origin, tmp_path, remote

@@ -15,6 +15,7 @@ from bench.servers.gcs_xml import GcsXmlServer
 from noisefloor.errors import PointerMoved, RemoteError
 from noisefloor.store.branches import Branches
 from noisefloor.store.mirrored import MirroredStore
+from noisefloor.store.remote import Moved
 from noisefloor.store.remote_trust import SINGLE_WRITER, Trusted
 from noisefloor.store.remote_url import open_remote
 from tests.remote_runners import (
@@ -131,6 +132,7 @@ def test_azurite_adopts_serves_a_fresh_clone_and_one_of_two_racing_moves_loses(
     assert "no such container 'nf-no-such-container'" in done.stderr
 
 
+@pytest.mark.quality  # (runners in subprocesses; the write path itself is tested by default)
 def test_a_gcs_pointer_moves_by_its_generation(origin, tmp_path, monkeypatch):
     with GcsXmlServer() as gcs:
         remote = (f"gs://{gcs.bucket('nf-gcs')}/team", gcs.env())
@@ -169,7 +171,16 @@ def test_a_plain_http_endpoint_is_used_for_each_cloud(monkeypatch, azurite):
     with GcsXmlServer() as gcs:
         for name, value in gcs.env().items():
             monkeypatch.setenv(name, value)
-        assert open_remote(f"gs://{gcs.bucket('nf-http')}/p").put_new("k", b"1") is True
+        bucket = open_remote(f"gs://{gcs.bucket('nf-http')}/p")
+        assert bucket.put_new("k", b"1") is True
+        # a pointer moves from the generation read, and a stale generation is refused
+        bucket.put_over("pointer", b"one", None)
+        read = bucket.get("pointer")
+        assert read is not None and read.version.isdigit()
+        bucket.put_over("pointer", b"two", read.version)
+        with pytest.raises(Moved):
+            bucket.put_over("pointer", b"stale", read.version)
+        assert gcs.writes[-2:] == [("p/pointer", read.version), ("p/pointer", read.version)]
         with pytest.raises(RemoteError) as missing:
             open_remote("gs://nf-no-bucket/p").get("k")
         assert "no such bucket 'nf-no-bucket'" in missing.value.message
