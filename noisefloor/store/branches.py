@@ -24,6 +24,8 @@ __all__ = [
     "pointer_key",
 ]
 
+#: Branches containing a detached HEAD whose distance from it is counted, at most.
+_COUNTED = 32
 #: The CI's name of the branch being built, each with what it is.
 _BUILT = (
     ("GITHUB_HEAD_REF", "the pull request's branch (GITHUB_HEAD_REF)"),
@@ -85,10 +87,10 @@ def current_branch(environ: Mapping[str, str], cwd: str) -> Branch | None:
         return Branch(checked_out, "the branch checked out")
     if environ.get("CI"):
         return None  # a CI that names no branch builds something else (a tag, a merge commit)
-    return _containing(cwd)
+    return _containing(environ, cwd)
 
 
-def _containing(cwd: str) -> Branch | None:
+def _containing(environ: Mapping[str, str], cwd: str) -> Branch | None:
     """The branch whose tip is nearest the detached HEAD among those that contain it (local
     ones, then the remotes' own); the default branch first among equals."""
     listed = _git(
@@ -112,11 +114,14 @@ def _containing(cwd: str) -> Branch | None:
                 found.setdefault(name, ref)
     if not found:
         return None
-    default = default_branch({}, cwd).name
-    ahead = {
-        name: int(_git(cwd, "rev-list", "--count", f"HEAD..{ref}") or 0)
-        for name, ref in found.items()
-    }
+    default = default_branch(environ, cwd).name
+    # a git call per branch: past a few dozen, the default branch first, then by name
+    ahead = dict.fromkeys(found, 0)
+    if len(found) <= _COUNTED:
+        ahead = {
+            name: int(_git(cwd, "rev-list", "--count", f"HEAD..{ref}") or 0)
+            for name, ref in found.items()
+        }
     name = min(found, key=lambda b: (ahead[b], b != default, b))
     short = found[name].removeprefix("refs/heads/").removeprefix("refs/remotes/")
     commit = _git(cwd, "rev-parse", "--short", "HEAD") or "HEAD"
