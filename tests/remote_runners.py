@@ -37,7 +37,11 @@ def clone(origin: Path, where: Path, commit: str | None = None) -> Path:
 
 def command(runner: Path, remote: tuple[str, dict[str, str]], *args: str, **env: str) -> list[Any]:
     """The argv and environment of `noisefloor ARGS` run in `runner` with the remote set."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("NOISEFLOOR_", "AWS_"))}
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("NOISEFLOOR_", "AWS_", "AZURE_", "GOOGLE_"))
+    }
     environ.update({**remote[1], "NOISEFLOOR_REMOTE": remote[0], **env})
     return [[sys.executable, "-m", "noisefloor", *args], environ]
 

@@ -1,16 +1,23 @@
 """The remote store under a faulty object store: each trial adopts a baseline, checks a changed
-version and checks it again on a fresh runner, all through a proxy failing a share of requests.
+version and checks it again on a fresh runner, all through a proxy failing a share of requests;
+then outages: the server out mid-push, or frozen, and the check run again once it is back.
 
-Counted per fault: failed trials (an exit but 0, a second runner that calls the target), samples
-lost (taken, and missing from the remote or different there), tracebacks, torn pointers (one that
-does not read, or names another run than the adopter's).
+Counted per fault: failed trials (an exit but 0, a second runner that calls the target; an
+outage's check that exits but 0 or 3, a frozen one past 35 s or not saying "timed out", a rerun
+but 0, a remote that `store verify --remote` finds wrong after it), samples lost (taken, and
+missing from the remote or different there), tracebacks, torn pointers (one that does not read,
+or names another run than the adopter's).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -20,7 +27,7 @@ from bench.fault_trials import Tally, cli_run, has_traceback
 from bench.servers.object_faults import OBJECT_FAULTS, ObjectFaultProxy
 from bench.servers.object_store import S3Server
 
-__all__ = ["project", "trials"]
+__all__ = ["fault_trials", "outage_trials", "project", "trials"]
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_target.py"
 #: The share of requests a fault meets (at most two in a row for one request).
@@ -75,6 +82,11 @@ def _lost(root: Path, remote_env: dict[str, str], url: str) -> tuple[int, int]:
 
 
 def trials(n: int, work: Path, seed: int = 0) -> list[Tally]:
+    """`n` trials of each fault in `OBJECT_FAULTS`, then of each outage; one tally each."""
+    return fault_trials(n, work / "faults", seed) + outage_trials(n, work / "outages", seed)
+
+
+def fault_trials(n: int, work: Path, seed: int = 0) -> list[Tally]:
     """`n` trials of each fault in `OBJECT_FAULTS`; one tally per fault."""
     tallies = []
     with S3Server() as s3:
@@ -106,3 +118,94 @@ def trials(n: int, work: Path, seed: int = 0) -> list[Tally]:
             tally.figures[f"{fault} faults served"] = str(sum(proxy.faults.values()))
             tallies.append(tally)
     return tallies
+
+
+#: Seconds a frozen server may hold a command before it must have failed (the documented bound).
+FROZEN_BOUND_S = 35.0
+
+
+def _slow_check(suite: Path, root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """A check of 8 repeats per case whose target takes 0.2 s a call, started in the background."""
+    argv = [sys.executable, "-m", "noisefloor", "--root", str(root), "check", str(suite)]
+    return subprocess.Popen(
+        [*argv, "--repeats", "8", "--format", "json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env, "NOISEFLOOR_FAKE_SLEEP": "0.2"},
+    )
+
+
+def _taking(root: Path, samples: int, deadline_s: float = 120) -> None:
+    """Wait until `root` holds `samples` samples: the baseline's, fetched, and a few taken."""
+    deadline = time.monotonic() + deadline_s
+    while len(list(root.glob("samples/*/*/*/*/*/r*.json"))) < samples:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
+def _after(
+    suite: Path, root: Path, env: dict[str, str], clean: dict[str, str], url: str, tally: Tally
+) -> None:
+    """The check run again once the server is back: it must pass, and leave the remote whole."""
+    again = cli_run("check", suite, "--repeats", "8", "--format", "json", root=root, env=env)
+    if has_traceback(again.stderr):
+        tally.tracebacks += 1
+    if again.returncode != 0:
+        tally.fail(f"rerun: exit {again.returncode}: {again.stderr.strip()[-300:]}")
+    missing, differ = _lost(root, clean, url)
+    tally.lost += missing
+    tally.twice += differ
+    verified = cli_run("store", "verify", "--remote", "--format", "json", root=root, env=env)
+    if verified.returncode != 0:
+        tally.fail(f"store verify --remote after the rerun: {verified.stdout.strip()[-300:]}")
+
+
+def outage_trials(n: int, work: Path, seed: int = 0) -> list[Tally]:
+    """`n` trials of an outage mid-push (every request reset for 0.5 to 3 s while a check
+    pushes its samples) and `n` of a frozen server (SIGSTOP mid-check); one tally each."""
+    rng = random.Random(seed)
+    out, frozen = Tally("remote, outage mid-push"), Tally("remote, frozen server")
+    longest = 0.0
+    for trial in range(n):
+        with S3Server() as s3, ObjectFaultProxy(s3.url, "latency", rate=0.0) as proxy:
+            clean = s3.env()
+            for tally, kind in ((out, "outage"), (frozen, "frozen")):
+                place = work / kind / str(trial)
+                suite = project(place / "project")
+                url = f"s3://{s3.bucket(f'nf-{kind}-{trial}')}/team"
+                via = proxy.url if kind == "outage" else s3.url
+                env = {**clean, "AWS_ENDPOINT_URL": via, "NOISEFLOOR_REMOTE": url}
+                tally.trials += 1
+                if _check(suite, place / "adopter", env, tally, "adopting") is None:
+                    continue
+                with (suite.parent / "fake_target.py").open("a") as handle:
+                    handle.write(f"\n# {kind} {trial}\n")
+                check = _slow_check(suite, place / "runner", env)
+                _taking(place / "runner", 12 + 4)
+                if kind == "outage":
+                    proxy.down = True
+                    time.sleep(rng.uniform(0.5, 3.0))
+                    proxy.down = False
+                    _, err = check.communicate(timeout=300)
+                    if check.returncode not in (0, 3):
+                        tally.fail(f"out mid-push: exit {check.returncode}: {err[-300:]}")
+                else:
+                    os.killpg(s3.pid, signal.SIGSTOP)
+                    started = time.monotonic()
+                    try:
+                        _, err = check.communicate(timeout=300)
+                    finally:
+                        took = time.monotonic() - started
+                        os.killpg(s3.pid, signal.SIGCONT)
+                    longest = max(longest, took)
+                    if check.returncode != 3 or "timed out" not in err or url not in err:
+                        tally.fail(f"frozen: exit {check.returncode}: {err.strip()[-300:]}")
+                    elif took > FROZEN_BOUND_S:
+                        tally.fail(f"frozen: failed after {took:.1f} s, past {FROZEN_BOUND_S} s")
+                if has_traceback(err):
+                    tally.tracebacks += 1
+                _after(suite, place / "runner", env, clean, url, tally)
+    frozen.figures["longest wait for a frozen server's failure"] = f"{longest:.1f} s"
+    return [out, frozen]

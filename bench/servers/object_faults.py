@@ -25,7 +25,7 @@ __all__ = ["OBJECT_FAULTS", "REFUSALS", "ObjectFaultProxy"]
 #: The faults, each as the front end of a cloud's store shows it.
 OBJECT_FAULTS = ("latency", "error_500", "slow_down", "reset", "cut_upload", "lost_answer")
 #: Answers no retry gets past: credentials the bucket refuses.
-REFUSALS = ("denied",)
+REFUSALS = ("denied", "bad_signature", "skewed")
 
 _SLOW_DOWN = (
     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
@@ -34,6 +34,16 @@ _SLOW_DOWN = (
 _DENIED = (
     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
     b"<Message>Access Denied</Message></Error>"
+)
+_BAD_SIGNATURE = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code>'
+    b"<Message>The request signature we calculated does not match the signature you provided."
+    b"</Message></Error>"
+)
+_SKEWED = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>RequestTimeTooSkewed</Code>'
+    b"<Message>The difference between the request time and the current time is too large."
+    b"</Message></Error>"
 )
 _INTERNAL = (
     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code>'
@@ -60,6 +70,10 @@ class _Handler(LoopbackHandler):
         self._serve()
 
     def _serve(self) -> None:
+        if self.server.down:  # an outage: every request meets a connection reset
+            with contextlib.suppress(OSError):
+                self._reset()
+            return
         fault = self.server.draw(self.command, self.path)
         with contextlib.suppress(OSError):
             if fault == "latency":
@@ -73,11 +87,13 @@ class _Handler(LoopbackHandler):
                 self._reset()
                 return
             body = self.read_body()
-            if fault in ("error_500", "slow_down", "denied"):
+            if fault in ("error_500", "slow_down", *REFUSALS):
                 code, text = {
                     "error_500": (500, _INTERNAL),
                     "slow_down": (503, _SLOW_DOWN),
                     "denied": (403, _DENIED),
+                    "bad_signature": (403, _BAD_SIGNATURE),
+                    "skewed": (403, _SKEWED),
                 }[fault]
                 self._answer(code, {"Content-Type": "application/xml"}, text)
                 return
@@ -121,6 +137,7 @@ class _Server(ThreadingHTTPServer):
         self.streak: Counter[tuple[str, str]] = Counter()
         self.faults: Counter[str] = Counter()
         self.requests = 0
+        self.down = False
 
     def rng_uniform(self, low: float, high: float) -> float:
         with self.lock:
@@ -157,7 +174,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class ObjectFaultProxy(LoopbackServer[_Server]):
-    """Forwards to `backend` (moto's URL), failing a `rate` of the requests with `fault`."""
+    """Forwards to `backend` (moto's URL), failing a `rate` of the requests with `fault`, and
+    every request while it is `down` (an outage of the server)."""
 
     def __init__(self, backend: str, fault: str, rate: float = 0.3, burst: int = 2, seed: int = 0):
         super().__init__()
@@ -172,6 +190,18 @@ class ObjectFaultProxy(LoopbackServer[_Server]):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def down(self) -> bool:
+        """Whether the server is out: every request, and every connection kept alive, meets a
+        reset until it is back (`down = False`)."""
+        assert self._server is not None
+        return self._server.down
+
+    @down.setter
+    def down(self, value: bool) -> None:
+        assert self._server is not None
+        self._server.down = value
 
     @property
     def faults(self) -> Counter[str]:

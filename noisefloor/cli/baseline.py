@@ -47,8 +47,9 @@ def baseline_parser(p: argparse.ArgumentParser) -> None:
     remote_options(q)
     branch_option(
         q,
-        "the branch whose pointer in the remote moves (default: the current branch, else "
-        "the default branch, NOISEFLOOR_DEFAULT_BRANCH or main); the move fails with exit 3, "
+        "the branch whose pointer in the remote moves (default: the current branch, or the "
+        "one containing a detached HEAD, else the default branch: NOISEFLOOR_DEFAULT_BRANCH, "
+        "the repository's, or main); the move fails with exit 3, "
         "naming who moved it, when another runner moved it since it was read",
         "branch",
     )

@@ -75,17 +75,25 @@ def open_store(
         return ReadOnlyStore(where.root)
     if where.remote is None:
         return Store(where.root, where.lock_timeout_s)
-    from noisefloor.store.branches import Branches, current_branch
+    from noisefloor.store.branches import Branch, branches_of
     from noisefloor.store.mirrored import MirroredStore
     from noisefloor.store.remote_url import open_remote
 
-    current = current_branch(os.environ, os.getcwd())
-    if where.baseline_branch is not None:
-        read: tuple[str, ...] = (where.baseline_branch,)
-    else:
-        read = tuple(dict.fromkeys(b for b in (current, where.default_branch) if b))
-    branches = Branches(read, where.branch or current or where.default_branch)
+    named = where.baseline_branch
+    branches = branches_of(
+        os.environ,
+        os.getcwd(),
+        branch=where.branch,
+        baseline_branch=Branch(named, where.baseline_branch_why) if named else None,
+        suite_default=where.default_branch,
+    )
     remote = open_remote(where.remote)
+    if not where.remote.startswith("file:"):  # (a shared directory's writes are this package's)
+        from pathlib import Path
+
+        from noisefloor.store.remote_trust import Trusted
+
+        remote = Trusted(remote, Path(where.root) / "remotes.json", where.remote_writes)
     return MirroredStore(where.root, remote, branches, where.lock_timeout_s, max_age_s=max_age_s)
 
 

@@ -16,7 +16,7 @@ def remote_options(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="the store a team shares, of which the local store is the working copy: "
         "s3://BUCKET/PREFIX (an S3-compatible server's endpoint from AWS_ENDPOINT_URL), "
-        "gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX or file:///SHARED/PATH "
+        "gs://BUCKET/PREFIX, az://CONTAINER/PREFIX or file:///SHARED/PATH "
         "(env NOISEFLOOR_REMOTE; suite `defaults.remote`)",
     )
     parser.add_argument(

@@ -156,6 +156,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if isinstance(store, MirroredStore):
         report.warnings += store.notes
+    if report.baseline_branch is not None:  # which branch's baseline, first of all
+        branch = report.baseline_branch
+        where = f"branch {branch.name!r}" if branch.name else "the local store"
+        print(f"note: baseline of {where}: {branch.why}", file=sys.stderr)
     return report_out(report, args, store)
 
 

@@ -181,6 +181,8 @@ def _sync(args: argparse.Namespace) -> int:
         )
         for suite, run_id in pushed.pointers:
             print(f"  {suite}: {run_id} (branch {store.branches.write})")
+        for note in store.notes:
+            print(f"warning: {note}", file=sys.stderr)
         return 0
     pulled = pull_store(store, suites, args.all)
     print(f"pulled from {store.remote.url}: {pulled.objects} object(s) copied")

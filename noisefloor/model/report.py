@@ -13,6 +13,7 @@ from noisefloor.settings import RuleName
 
 __all__ = [
     "REPORT_VERSION",
+    "BaselineBranch",
     "CaseReport",
     "ComparedCase",
     "ComparedScorer",
@@ -328,6 +329,20 @@ class TargetChange(Part):
     reasons: list[str]
 
 
+class BaselineBranch(Part):
+    """The branch of a remote whose baseline pointer a check compared with (or adopted into)."""
+
+    name: str | None
+    """None: no branch read had a pointer in the remote, and the check compared with the local
+    store's baseline (a committed one)."""
+    why: str
+    """Why that branch: `--baseline-branch`, the request's target branch, the branch checked
+    out or containing a detached commit, or the default branch and where it was read."""
+    race: str | None = None
+    """Set when this check adopted, lost the race to move the pointer, and compared with the
+    winner's run instead: who moved it."""
+
+
 class LookSummary(Part):
     """One look of a sequential check."""
 
@@ -399,6 +414,8 @@ class Report(Part):
     settings: ReportSettings | None = None
     suite_summary: SuiteSummary | None = None
     target_change: TargetChange | None = None
+    baseline_branch: BaselineBranch | None = None
+    """With a remote: the branch whose baseline this check compared with, and why that one."""
     sequential: SequentialSummary | None = None
     usage: Usage | None = None
     """What the target calls this command made used and cost (endpoint targets)."""

@@ -8,9 +8,10 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from noisefloor.errors import BaselineMissing, UsageError
+from noisefloor.errors import BaselineMissing, PointerMoved, UsageError
 from noisefloor.model.records import RunRecord
 from noisefloor.model.report import (
+    BaselineBranch,
     CaseReport,
     Evidence,
     Report,
@@ -36,6 +37,7 @@ from noisefloor.pipeline.indexing import index_run
 from noisefloor.rules.exit_policy import finished_report
 from noisefloor.settings import REPEATS, RuleSettings
 from noisefloor.settings.design import Design
+from noisefloor.store.branches import Branch
 from noisefloor.store.mirrored import MirroredStore
 from noisefloor.store.pool import against_pool, pooled_baseline
 from noisefloor.store.store import Store
@@ -188,14 +190,24 @@ def check_suite(
         attach_usage(report, built, result.usage)
         if not report.adopted:
             return report
+        lost = None
         with store.lock(suite.name):
             # checks started together on an empty store: the first to finish adopts, and the
             # others compare with it (their samples are its samples: no call is taken again)
             pointer = store.baseline(suite.name)
             if pointer is None or pointer.run_id == result.run.run_id:  # (--set-baseline set it)
-                store.set_baseline(suite.name, result.run.run_id)
-                return report
-        return check_suite(
+                try:
+                    store.set_baseline(suite.name, result.run.run_id)
+                except PointerMoved as moved:
+                    if opts.set_baseline or not isinstance(store, MirroredStore):
+                        raise  # a deliberate move that lost is the user's to settle
+                    # another runner adopted first, in the remote: compare with its baseline
+                    store.reread(suite.name)
+                    lost = moved.message
+                else:
+                    _branch(store, suite.name, report, adopted=True)
+                    return report
+        compared = check_suite(
             store,
             suite,
             opts,
@@ -204,6 +216,15 @@ def check_suite(
             continue_on_scorer_error=continue_on_scorer_error,
             design=design,
         )
+        if lost is not None and compared.baseline_branch is not None:
+            compared.baseline_branch.race = lost
+            compared.calls += result.run.calls  # (its adoption's calls are this command's)
+            compared.warnings.insert(
+                0,
+                f"{lost}; this check compared {result.run.run_id} with that baseline instead "
+                "(its samples stay in the remote)",
+            )
+        return compared
     base = store.load_run(suite.name, pointer.run_id)
     # refuse before spending calls on a target that cannot be compared
     if base.target.spec != built.record.spec and not allow_target_change:
@@ -250,7 +271,26 @@ def check_suite(
     index_run(store, run)
     report.calls = run.calls
     attach_usage(report, built, usage)
+    _branch(store, suite.name, report, adopted=False)
     return report
+
+
+def _branch(store: Store, suite: str, report: Report, *, adopted: bool) -> None:
+    """With a remote: the branch whose pointer this check compared with (or moved, adopting),
+    and why that one, in the report."""
+    if not isinstance(store, MirroredStore):
+        return
+    found = store.compared.get(suite)
+    read = " or ".join(repr(b) for b in store.branches.read)
+    if found is None and adopted:  # the pointer moved is the write branch's
+        name = store.branches.write
+        found = Branch(name, f"adopted here: no baseline on {read}; {store.branches.reason(name)}")
+    elif found is None:
+        report.baseline_branch = BaselineBranch(
+            name=None, why=f"no pointer on {read} in the remote: the local store's baseline"
+        )
+        return
+    report.baseline_branch = BaselineBranch(name=found.name, why=found.why)
 
 
 def _missing_in_ci(store: Store, suite: Suite) -> BaselineMissing:

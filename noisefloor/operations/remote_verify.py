@@ -32,6 +32,7 @@ _FIX = {
     "manifest": "delete the object: the next run of that version pushes it again",
     "pack": "delete the object: a fresh runner then fetches that case's samples one by one",
     "baseline pointer": "move it: `noisefloor baseline set RUN --branch BRANCH --remote URL`",
+    "claim": "delete the object: a claim only says which runner takes samples needed at once",
 }
 
 
@@ -53,6 +54,8 @@ def _kind(key: str) -> str | None:
     parts = key.split("/")
     if parts[0] == "samples" and parts[-1].startswith("r") and key.endswith(".json"):
         return "sample"
+    if parts[0] == "claims" and key.endswith(".json"):
+        return "claim"
     shapes = {
         "runs": (3, ".json", "run"),
         "manifests": (2, ".json", "manifest"),
@@ -81,6 +84,10 @@ def _read(seen: _Seen, key: str, kind: str, data: bytes) -> None:
             seen.samples[key] = hashlib.sha256(data).digest()
         elif kind == "run":
             seen.runs[key] = RunRecord.model_validate_json(data)
+        elif kind == "claim":
+            doc = orjson.loads(data)
+            if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+                seen.wrong(key, kind, "not an object with a list of claims")
         elif kind == "manifest":
             doc = orjson.loads(data)
             if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):

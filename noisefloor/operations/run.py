@@ -181,11 +181,24 @@ class RunSession:
         return len(self.pending(cases))
 
     def take(self, cases: list[CaseRecord]) -> int:
-        """Take the missing samples of `cases`; return the calls made."""
+        """Take the missing samples of `cases`; return the calls made. With a remote, samples
+        another runner claimed first are waited for and fetched, not taken again (those whose
+        claimant stopped are taken here)."""
         pending = self.pending(cases)
-        return self._take(
-            [ArmPending(self.built.target, pending, self.redactor, self.built.source)], pending
-        )
+        if not pending:
+            return self._take([ArmPending(self.built.target, [], self.redactor)], [])
+        calls, taken = 0, Counter[str]()
+        while pending:
+            theirs = self.store.claimed([p.file for p in pending])
+            mine = [p for p in pending if p.file not in theirs]
+            if mine:
+                arm = ArmPending(self.built.target, mine, self.redactor, self.built.source)
+                calls += self._take([arm], mine)
+                taken += self.last_taken
+            left = set(self.store.await_claimed(sorted(theirs))) if theirs else set()
+            pending = [p for p in pending if p.file in left]
+        self.last_taken = taken
+        return calls
 
     def take_beside(
         self, cases: list[CaseRecord], other: BuiltTarget, others: list[CaseRecord]

@@ -90,6 +90,7 @@ def pull_store(store: MirroredStore, suites: list[str], everything: bool = False
     an audit, `store verify` of the copy, or a move off the remote), and pull every suite with
     a pointer on the read branches."""
     done = Pulled()
+    copied = store.copied
     if everything:
         keys = store.remote.keys("")
         # a branch's pointer is no local file, and a pack holds samples copied on their own
@@ -109,6 +110,7 @@ def pull_store(store: MirroredStore, suites: list[str], everything: bool = False
         pointer = store.baseline(suite)
         if pointer is not None:
             done.baselines.append(pointer)
+    done.objects += store.copied - copied
     return done
 
 

@@ -20,11 +20,13 @@ __all__ = [
     "LOCK_TIMEOUT_S",
     "PLAN_CASES",
     "PLAN_POWER",
+    "REMOTE_CLAIM_STALE_S",
     "REMOTE_CONNECTIONS",
     "REMOTE_CONNECT_TIMEOUT_S",
     "REMOTE_REQUEST_TIMEOUT_S",
     "REMOTE_RETRIES",
     "REMOTE_RETRY_TIMEOUT_S",
+    "REMOTE_WRITES",
     "STORE_ROOT",
     "HISTORY_RUNS",
     "FUTILITY",
@@ -94,15 +96,24 @@ JOBS = 1
 DEFAULT_BRANCH = "main"
 #: Seconds a remote store may take to accept a connection before the attempt counts as failed.
 REMOTE_CONNECT_TIMEOUT_S = 5.0
-#: Seconds one request to a remote store may take (a sample is a few kilobytes).
-REMOTE_REQUEST_TIMEOUT_S = 20.0
+#: Seconds one request to a remote store may take (a sample is a few kilobytes, a pack a few
+#: hundred): a frozen server fails the attempt then.
+REMOTE_REQUEST_TIMEOUT_S = 10.0
 #: Retries of a request a remote store failed transiently (5xx, throttling, a reset), with backoff.
 REMOTE_RETRIES = 4
 #: Seconds after a request's first attempt past which it is not retried: with the request
-#: timeout, a remote that went away stops a command within a minute, never the SDK's 3 minutes.
-REMOTE_RETRY_TIMEOUT_S = 30.0
+#: timeout, a remote that went away or froze stops a command within 30 s (measured: 20 s on a
+#: frozen server), never the SDK's 3 minutes.
+REMOTE_RETRY_TIMEOUT_S = 20.0
 #: Requests to a remote store in flight at once when a command fetches what it needs.
 REMOTE_CONNECTIONS = 16
+#: Seconds a runner waits for samples another runner claimed (both needing them at once) with
+#: none of them arriving, before it takes over the claim and takes them itself.
+REMOTE_CLAIM_STALE_S = 120.0
+#: How a remote's writes are trusted: `conditional` (its server must honour If-None-Match and
+#: If-Match, probed on first use), or `single-writer` for a server that does not
+#: (NOISEFLOOR_REMOTE_WRITES; suite `defaults.remote_writes`).
+REMOTE_WRITES = "conditional"
 #: Where the target runs when neither --executor nor NOISEFLOOR_EXECUTOR says: this process.
 EXECUTOR = "local"
 #: The cases `plan` assumes can fail when neither --cases nor a suite says.

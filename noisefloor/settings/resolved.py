@@ -13,11 +13,11 @@ from typing import Any
 from noisefloor.errors import UsageError
 from noisefloor.settings import (
     BASELINE_REPEATS,
-    DEFAULT_BRANCH,
     EXECUTOR,
     JOBS,
     LOCK_TIMEOUT_S,
     MAX_REPEATS,
+    REMOTE_WRITES,
     STORE_ROOT,
     RuleSettings,
     resolve_settings,
@@ -65,9 +65,15 @@ class StoreSettings:
     baseline_branch: str | None = None
     """The branch a check compares with (--baseline-branch, else the CI's target branch of a
     pull or merge request); None: the current branch's baseline, else the default branch's."""
-    default_branch: str = DEFAULT_BRANCH
+    baseline_branch_why: str = ""
+    """Where `baseline_branch` came from, as a report says it."""
+    remote_writes: str = REMOTE_WRITES
+    """`conditional`, or `single-writer` for a server that ignores conditional writes
+    (NOISEFLOOR_REMOTE_WRITES, else the suite's `defaults.remote_writes`)."""
+    default_branch: str | None = None
     """The branch whose baseline a check falls back to, and whose pointer moves when git names
-    no branch (NOISEFLOOR_DEFAULT_BRANCH)."""
+    no branch: the suite's `defaults.default_branch`; None: the repository's
+    (`store.branches.default_branch`, where NOISEFLOOR_DEFAULT_BRANCH wins)."""
 
 
 @dataclass(frozen=True)
@@ -187,13 +193,44 @@ def resolve(
             lock_timeout_s=_lock_timeout(flags.get("lock_timeout"), environ),
             remote=remote,
             branch=flags.get("branch"),
-            baseline_branch=flags.get("baseline_branch")
-            or environ.get("GITHUB_BASE_REF")
-            or environ.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
-            or None,
-            default_branch=environ.get("NOISEFLOOR_DEFAULT_BRANCH") or DEFAULT_BRANCH,
+            **_baseline_branch(flags, environ),
+            remote_writes=_remote_writes(environ, suite_defaults),
+            default_branch=getattr(suite_defaults, "default_branch", None),
         ),
     )
+
+
+def _baseline_branch(flags: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """The branch a check compares with when one is named, and by what."""
+    for value, why in (
+        (flags.get("baseline_branch"), "--baseline-branch"),
+        (
+            environ.get("GITHUB_BASE_REF"),
+            "the branch the pull request merges into (GITHUB_BASE_REF)",
+        ),
+        (
+            environ.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
+            "the branch the merge request merges into (CI_MERGE_REQUEST_TARGET_BRANCH_NAME)",
+        ),
+    ):
+        if value:
+            return {"baseline_branch": str(value), "baseline_branch_why": why}
+    return {}
+
+
+def _remote_writes(environ: Mapping[str, str], suite_defaults: object) -> str:
+    value = environ.get("NOISEFLOOR_REMOTE_WRITES") or getattr(
+        suite_defaults, "remote_writes", None
+    )
+    if not value:
+        return REMOTE_WRITES
+    if value not in ("conditional", "single-writer"):
+        raise UsageError(
+            f"NOISEFLOOR_REMOTE_WRITES {value!r} is not a mode of a remote's writes",
+            hint="conditional (the default: the server must honour conditional writes) or "
+            "single-writer (a server that does not, written by one writer at a time)",
+        )
+    return str(value)
 
 
 def _remote(

@@ -6,22 +6,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from noisefloor.errors import PointerMoved, RemoteError
 from noisefloor.model.records import BaselinePointer, RunRecord
-from noisefloor.settings import LOCK_TIMEOUT_S, REMOTE_CONNECTIONS
-from noisefloor.store.branches import Branches, mover, pointer_key
+from noisefloor.settings import LOCK_TIMEOUT_S, REMOTE_CLAIM_STALE_S, REMOTE_CONNECTIONS
+from noisefloor.store.branches import Branch, Branches, mover, pointer_key
+from noisefloor.store.claims import Claim, Claims
 from noisefloor.store.files import dumps
 from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.layout import LOST_MARK, has_sample, utc_now
 from noisefloor.store.packs import pack, pack_key, unpack
+from noisefloor.store.pointers import age_note, moved_error, read_pointer
 from noisefloor.store.pushes import Pushes
 from noisefloor.store.remote import Fetched, Moved, Remote
 from noisefloor.store.store import Store
@@ -46,6 +47,7 @@ class MirroredStore(Store):
         max_age_s: float | None = None,
         environ: Mapping[str, str] | None = None,
         pushes: int = REMOTE_CONNECTIONS,
+        claim_stale_s: float = REMOTE_CLAIM_STALE_S,
     ) -> None:
         super().__init__(root, lock_timeout_s)
         self._connections = pushes
@@ -64,6 +66,14 @@ class MirroredStore(Store):
         self._unpushed: dict[str, str] = {}  # key -> suite of each run record saved, not pushed
         self._took: set[str] = set()  # suites this command took a sample of
         self._held = 0  # suite locks this command holds
+        self._present: set[str] = set()  # keys this command knows the remote holds
+        self._claims = Claims(remote, mover(self._environ), self.parallel)
+        self._waiting: dict[str, Claim] = {}  # file -> the claim of another command on it
+        self._claim_stale_s = claim_stale_s
+        self.compared: dict[str, Branch] = {}
+        """Each suite's branch whose pointer `baseline` found, and why that branch."""
+        self.copied = 0
+        """Objects fetched from the remote and written here."""
 
     def key(self, path: Path | str) -> str:
         """A file's key in the remote: its path relative to the root, with forward slashes."""
@@ -88,7 +98,41 @@ class MirroredStore(Store):
                 self._absent.add(self.key(file))
             else:
                 found.append(file)
+        self.copied += len(found)
         return found
+
+    def claimed(self, files: Sequence[str]) -> set[str]:
+        """Claim the samples at `files` (missing here and in the remote) in the remote; those
+        another command claimed first (`claims.Claims`)."""
+        keys = {self.key(f): f for f in files}
+        theirs = self._claims.split(list(keys))
+        self._waiting.update((keys[k], claim) for k, claim in theirs.items())
+        return {keys[k] for k in theirs}
+
+    def await_claimed(self, files: Sequence[str]) -> list[str]:
+        """Fetch the samples at `files` as the commands that claimed them push them, polling;
+        once none has come for `claim_stale_s`, take over the claims still waited on: the
+        files whose claim this command took over (to take here)."""
+        waiting = {f: self._waiting.pop(f) for f in files}
+        last, pause, mine = time.monotonic(), 0.05, []
+        while waiting:
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            for file in waiting:
+                self._absent.discard(self.key(file))
+            came = self.fetched(list(waiting))
+            for file in came:
+                del waiting[file]
+            if came:
+                last = time.monotonic()
+            elif time.monotonic() - last > self._claim_stale_s:
+                stale = {claim.token for claim in waiting.values()}
+                keys = {self.key(f): f for f in waiting}
+                theirs = self._claims.split(list(keys), expired=stale)
+                mine += [f for k, f in keys.items() if k not in theirs]
+                waiting = {keys[k]: claim for k, claim in theirs.items()}
+                last = time.monotonic()
+        return mine
 
     def _kept_sample(self, path: Path, fetched: Fetched) -> bool:
         """Write a fetched sample here (with the mark of a repeat the infrastructure lost);
@@ -100,6 +144,7 @@ class MirroredStore(Store):
         if not isinstance(data, dict):
             return False
         self.write_bytes(path, fetched.data)
+        self._present.add(self.key(path))
         if data.get("outcome") == "error:infra" and not os.path.exists(path.parent / LOST_MARK):
             self.write_bytes(path.parent / LOST_MARK, b"")
         return True
@@ -111,10 +156,34 @@ class MirroredStore(Store):
         super().write_sample(path, obj)
         key = self.key(path)
         self._took.add(Path(key).parts[1])
+        self._present.add(key)  # once its push has landed, or the command fails
         if self._pushes is not None:
+            with open(self._journal(key), "a", encoding="utf-8") as journal:
+                journal.write(key + "\n")  # until its push has landed: see `lock`
             self._pushes.put(key, path.read_bytes())
         else:
             self.remote.put_new(key, path.read_bytes())
+
+    def _journal(self, key_or_suite: str) -> Path:
+        """The file listing a suite's samples written here whose pushes may not have landed."""
+        suite = key_or_suite.split("/")[1] if "/" in key_or_suite else key_or_suite
+        path = self.root / "unpushed" / f"{suite}.keys"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _replay(self, suite: str) -> None:
+        """Push the samples an earlier command here wrote and may not have pushed (it was
+        killed, or the remote failed), each if absent: the holes an outage left are filled
+        by the next command of the suite on this runner, whatever it does."""
+        journal = self._journal(suite)
+        try:
+            keys = journal.read_text(encoding="utf-8").split()
+        except FileNotFoundError:
+            return
+        held = [k for k in dict.fromkeys(keys) if has_sample(str(self.root / k))]
+        self.parallel(lambda k: self.remote.put_new(k, (self.root / k).read_bytes()), held)
+        self._present.update(held)
+        journal.unlink()
 
     @contextlib.contextmanager
     def lock(self, suite: str) -> Iterator[None]:
@@ -122,6 +191,7 @@ class MirroredStore(Store):
         pushed in the background have landed and, its work done, the run records it saved are
         pushed (`push_complete`)."""
         with super().lock(suite):
+            self._replay(suite)
             pushes = self._pushes = self._pushes or Pushes(self.remote, self._connections)
             self._held += 1
             try:
@@ -137,6 +207,10 @@ class MirroredStore(Store):
             if not self._held:
                 self._pushes = None
                 pushes.close()
+            else:
+                pushes.settle()
+            self._journal(suite).unlink(missing_ok=True)  # every sample it lists has landed
+            if not self._held:
                 self.push_complete()
 
     def save_run(self, run: RunRecord) -> None:
@@ -158,9 +232,12 @@ class MirroredStore(Store):
                 self._push_record(key)
 
     def _push_record(self, key: str) -> bool:
-        """Push a run record saved here, replacing the version this command pushed before (no
-        other writer has its run id); False when the remote held it already."""
+        """Push a run record saved here, once every sample it names is in the remote (`_fill`),
+        replacing the version this command pushed before (no other writer has its run id);
+        False when the remote held it already."""
         data = (self.root / key).read_bytes()
+        _, suite, name = key.split("/")
+        self._fill(super().load_run(suite, name.removesuffix(".json")))
         self._unpushed.pop(key, None)
         try:
             self._own_runs[key] = self.remote.put_over(key, data, self._own_runs.get(key))
@@ -169,10 +246,33 @@ class MirroredStore(Store):
             now = self.remote.get(key)
             if now is not None and now.data == data:
                 self._own_runs[key] = now.version
-            else:  # pushed from elsewhere (`store push`): a record there is never replaced
+            else:  # pushed from elsewhere: a record there is never replaced
                 self._own_runs.pop(key, None)
+                if now is not None:
+                    self.notes.append(
+                        f"the remote holds another record under run id {Path(key).stem} than "
+                        f"this command's ({key}): it is never replaced; this one stays here"
+                    )
             return False
         return True
+
+    def _fill(self, run: RunRecord) -> int:
+        """Put in the remote every sample of `run` held here, and the manifest of its version,
+        that this command has not seen there (each only if absent: an outage may have left
+        holes, and a record in the remote is no proof its samples are); the objects written."""
+        files = [f for case in run.cases for f in self.sample_files(case) if has_sample(f)]
+        digest = run.target.fingerprint.get(GIT_LABEL)
+        manifest = self.manifest_path(digest) if digest else None
+        if manifest is not None and os.path.exists(manifest):
+            files.append(str(manifest))
+        unseen = [f for f in files if self.key(f) not in self._present]
+        if self._pushes is not None:
+            self._pushes.settle()  # (the samples in flight are seen once they land)
+        written = self.parallel(
+            lambda f: self.remote.put_new(self.key(f), Path(f).read_bytes()), unseen
+        )
+        self._present.update(self.key(f) for f in unseen)
+        return int(sum(written))
 
     def save_manifest(self, digest: str, files: dict[str, str]) -> None:
         """Keep a manifest here and, the first time it is written here, in the remote."""
@@ -200,33 +300,30 @@ class MirroredStore(Store):
             self._absent.add(self.key(path))
         else:
             self.write_bytes(path, fetched.data)
+            self._present.add(self.key(path))
+            self.copied += 1
 
     def push_run(self, run: RunRecord) -> int:
-        """Push a run made here (its samples, then its record), skipping what is there: a run
-        record in the remote means its samples are there too, and a run this command made
-        that took samples here pushed them as it took them. Returns the objects written."""
+        """Push a run made here: every sample it names the remote lacks, its manifest, then its
+        record (`_fill`; a record already there is no proof its samples are, and is never
+        replaced). Returns the objects written."""
         path = self.run_path(run.suite, run.run_id)
         key = self.key(path)
-        if key in self._unpushed and run.suite in self._took:
-            if self._pushes is not None:
-                self._pushes.settle()
-            return int(self._push_record(key))
-        if key not in self._unpushed and (
-            key in self._own_runs or self.remote.get(key) is not None
-        ):
+        if key in self._unpushed:
+            return self._fill(run) + self._push_record(key)
+        if key in self._own_runs:
             return 0
         # (the mark of a repeat the infrastructure lost is not pushed: a fetch writes it again)
-        files = [f for case in run.cases for f in self.sample_files(case) if has_sample(f)]
-        digest = run.target.fingerprint.get(GIT_LABEL)
-        manifest = self.manifest_path(digest) if digest else None
-        if manifest is not None and os.path.exists(manifest):
-            files.append(str(manifest))
-        written = self.parallel(
-            lambda f: self.remote.put_new(self.key(f), Path(f).read_bytes()), files
-        )
-        if key in self._unpushed:
-            return int(sum(written)) + self._push_record(key)
-        return int(sum(written)) + self.remote.put_new(key, path.read_bytes())
+        written = self._fill(run)
+        if not self.remote.put_new(key, path.read_bytes()):
+            held = self.remote.get(key)
+            if held is not None and held.data != path.read_bytes():
+                self.notes.append(
+                    f"the remote holds another record under run id {run.run_id} than the "
+                    f"local one ({key}): it is never replaced; this one stays here"
+                )
+            return written
+        return written + 1
 
     # -- baseline pointers per branch ----------------------------------------------------
 
@@ -240,38 +337,26 @@ class MirroredStore(Store):
                 self._fetch_baseline(found)
         return super().baseline(suite)
 
+    def reread(self, suite: str) -> None:
+        """Forget the suite's pointers read so far: its next `baseline` reads them again."""
+        self._synced.discard(suite)
+        self.compared.pop(suite, None)
+        for branch in {*self.branches.read, self.branches.write}:
+            self._versions.pop(pointer_key(suite, branch), None)
+
     def _remote_pointer(self, suite: str, branches: Iterable[str]) -> BaselinePointer | None:
         for branch in branches:
             key = pointer_key(suite, branch)
             fetched = self.remote.get(key)
             self._versions[key] = fetched.version if fetched else None
             if fetched is not None:
-                pointer = self._pointer(key, fetched.data)
-                self._warn_if_old(pointer, branch)
+                pointer = read_pointer(self.remote.url, key, fetched.data)
+                note = age_note(pointer, branch, self._max_age_s)
+                if note is not None:
+                    self.notes.append(note)
+                self.compared.setdefault(suite, Branch(branch, self.branches.reason(branch)))
                 return pointer
         return None
-
-    def _pointer(self, key: str, data: bytes) -> BaselinePointer:
-        try:
-            doc = orjson.loads(data)
-            return BaselinePointer(suite=doc["suite"], run_id=doc["run_id"], set_at=doc["set_at"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise RemoteError(
-                f"remote {self.remote.url}: the baseline pointer {key} is corrupt",
-                hint="move it with `noisefloor baseline set RUN --branch BRANCH`",
-            ) from None
-
-    def _warn_if_old(self, pointer: BaselinePointer, branch: str) -> None:
-        if self._max_age_s is None:
-            return
-        set_at = datetime.strptime(pointer.set_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-        age = (datetime.now(UTC) - set_at).total_seconds()
-        if age > self._max_age_s:
-            self.notes.append(
-                f"the baseline of {pointer.suite!r} on branch {branch!r} ({pointer.run_id}) was "
-                f"set {age / 3600:.1f} h ago, longer ago than baseline_max_age: refresh it on "
-                f"that branch (`noisefloor baseline deepen SUITE`, or a check there)"
-            )
 
     def _fetch_baseline(self, pointer: BaselinePointer) -> None:
         """Fetch the baseline's run record, samples (a pack per case, else sample by sample)
@@ -304,7 +389,7 @@ class MirroredStore(Store):
                 if not os.path.exists(path):
                     self.write_bytes(path, b"")
             elif not has_sample(str(path)):
-                self._kept_sample(path, Fetched(data, ""))
+                self.copied += self._kept_sample(path, Fetched(data, ""))
 
     def push_packs(self, run: RunRecord) -> None:
         """Write each case's pack of a baseline run, unless the remote has it: a fresh runner
@@ -355,23 +440,6 @@ class MirroredStore(Store):
             # a retried write whose first attempt landed (its answer lost) finds its own pointer
             now = self.remote.get(key)
             if now is None or now.data != data:
-                raise self._moved(suite, branch, run_id) from None
+                raise moved_error(self.remote.url, suite, branch, run_id, now) from None
         del self._versions[key]  # a second move in this command reads the pointer again
         return True
-
-    def _moved(self, suite: str, branch: str, run_id: str) -> PointerMoved:
-        fetched = self.remote.get(pointer_key(suite, branch))
-        who = "another runner"
-        if fetched is not None:
-            try:
-                doc = orjson.loads(fetched.data)
-                who = f"{doc.get('set_by', 'another runner')} (to {doc.get('run_id')}, at {doc.get('set_at')})"
-            except orjson.JSONDecodeError:
-                pass
-        return PointerMoved(
-            f"remote {self.remote.url}: the baseline of {suite!r} on branch {branch!r} was moved "
-            f"by {who} while this command moved it to {run_id}",
-            hint=f"nothing is lost: {run_id} and its samples are in the remote; compare again, "
-            f"or move the pointer deliberately with `noisefloor baseline set {run_id} "
-            f"--branch {branch}`",
-        )

@@ -50,11 +50,18 @@ class Pushes:
         future.add_done_callback(self._landed)
 
     def _landed(self, future: Future[bool]) -> None:
+        queued: list[Future[bool]] = []
         with self._guard:
             self._flying.discard(future)
-            if future.exception() is not None and self._error is None:
+            failed = not future.cancelled() and future.exception() is not None
+            if failed and self._error is None:
                 self._error = future.exception()
+                queued = list(self._flying)
         self._room.release()
+        # the remote is failing: those not started yet are not tried (each would wait out its
+        # own timeouts, and the command stops anyway); a cancel calls back here
+        for waiting in queued:
+            waiting.cancel()
 
     def settle(self) -> None:
         """Wait for every push queued or in flight.

@@ -69,6 +69,29 @@ class Remote(ABC):
         """
 
     @abstractmethod
+    def put_any(self, key: str, data: bytes) -> str:
+        """Write `data` at `key` whatever is there (a server that ignores conditional writes,
+        in single-writer mode, and the probe's scratch object); the version written.
+
+        Raises:
+            RemoteError: The remote refused the write or could not be reached.
+        """
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Remove the object at `key`, if any (the probe's scratch object only).
+
+        Raises:
+            RemoteError: The remote refused or could not be reached.
+        """
+
+    @property
+    def server(self) -> str:
+        """What serves this remote (an endpoint, or the cloud's own), so that a probe of its
+        conditional writes is cached per remote and server."""
+        return self.url
+
+    @abstractmethod
     def keys(self, prefix: str) -> list[str]:
         """Every key under `prefix`, sorted: for `store pull --all` only, never on a command's
         path (a listing costs a request per thousand keys and sees no order).

@@ -69,6 +69,23 @@ class FileRemote(Remote):
             raise self.failed(key, f"{exc.strerror or exc}") from None
         return hashlib.sha256(data).hexdigest()
 
+    def put_any(self, key: str, data: bytes) -> str:
+        self.counted("put")
+        path = self._path(key)
+        try:
+            with self._written(path, data) as temporary:
+                os.replace(temporary, path)
+        except OSError as exc:
+            raise self.failed(key, f"{exc.strerror or exc}") from None
+        return hashlib.sha256(data).hexdigest()
+
+    def delete(self, key: str) -> None:
+        self.counted("delete")
+        try:
+            self._path(key).unlink(missing_ok=True)
+        except OSError as exc:
+            raise self.failed(key, f"{exc.strerror or exc}") from None
+
     def keys(self, prefix: str) -> list[str]:
         self.counted("list")
         base = self.root / prefix

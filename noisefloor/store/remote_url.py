@@ -17,7 +17,7 @@ SCHEMES = ("s3", "gs", "az", "file")
 
 def open_remote(url: str) -> Remote:
     """The remote a URL names: `s3://bucket/prefix`, `gs://bucket/prefix`,
-    `az://account/container/prefix`, or `file:///shared/path`.
+    `az://container/prefix`, or `file:///shared/path`.
 
     Raises:
         RemoteError: The URL names no remote this package serves, or its library is missing.
@@ -26,7 +26,7 @@ def open_remote(url: str) -> Remote:
     if parts.scheme not in SCHEMES:
         raise RemoteError(
             f"remote {url!r}: not a remote URL",
-            hint="give s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://ACCOUNT/CONTAINER/PREFIX "
+            hint="give s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX "
             "or file:///SHARED/PATH",
         )
     if parts.scheme == "file":

@@ -238,6 +238,17 @@ class Store(RootedFiles):
         written here: none without a remote (`mirrored.MirroredStore` fetches them)."""
         return []
 
+    def claimed(self, files: Sequence[str]) -> set[str]:
+        """Claim the samples among `files` (missing here and in any shared copy) for this
+        command; those another command claimed first, which this one waits for: none without a
+        remote."""
+        return set()
+
+    def await_claimed(self, files: Sequence[str]) -> list[str]:
+        """Wait until the samples at `files`, claimed by others, are here; those whose claimant
+        stopped delivering them, now claimed by this command to take: all without a remote."""
+        return list(files)
+
     def save_run(self, run: RunRecord) -> None:
         """Write a completed run record."""
         self.write_json(self.run_path(run.suite, run.run_id), run)

@@ -8,7 +8,7 @@ import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
@@ -87,8 +87,16 @@ class Defaults(_Model):
     """As `--baseline-max-age`: baseline samples older than this (e.g. `7d`) are left out."""
     remote: str | None = None
     """As `--remote` (and `NOISEFLOOR_REMOTE`, which win over it): the store a team shares,
-    `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX`, `az://ACCOUNT/CONTAINER/PREFIX` or
+    `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX`, `az://CONTAINER/PREFIX` or
     `file:///SHARED/PATH`."""
+    remote_writes: Literal["conditional", "single-writer"] | None = None
+    """As NOISEFLOOR_REMOTE_WRITES, which wins over it: `conditional` (the default: the remote's
+    server must honour conditional writes, probed on first use), or `single-writer` for a
+    server that does not, written by one writer at a time (each write read back)."""
+    default_branch: str | None = None
+    """The branch whose baseline in the remote a check falls back to (NOISEFLOOR_DEFAULT_BRANCH
+    wins over it); unset: the repository's default branch (its remote's HEAD, else git's
+    `init.defaultBranch`, else whichever of main and master it has)."""
 
 
 class CaseSpec(_Model):

@@ -1,5 +1,7 @@
-"""The fixtures of the remote store's end-to-end tests: moto's S3 server (one per module), a fresh
-remote per test (a bucket of it, or a shared directory), and the team's repository."""
+"""The fixtures of the remote store's end-to-end tests: moto's S3 server (one per module), s3rver
+and Azurite from npm (one per worker, skipped with the reason when node or the package is
+absent), a fresh remote per test (a bucket of it, or a shared directory), and the team's
+repository."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.servers.node_servers import Azurite, S3rver, missing
 from bench.servers.object_store import S3Server
 from tests.builders import FAKE, answer_case, commit_all, fake_suite, git, isolate_git
 
@@ -20,6 +23,39 @@ _buckets = itertools.count()
 def s3() -> Iterator[S3Server]:
     with S3Server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def s3rver() -> Iterator[S3rver]:
+    """s3rver, the S3 server that ignores conditional writes."""
+    why = missing("s3rver")
+    if why is not None:
+        pytest.skip(why)
+    with S3rver() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[Azurite]:
+    """Azurite's Blob service, the Azure Storage emulator."""
+    why = missing("azurite-blob")
+    if why is not None:
+        pytest.skip(why)
+    with Azurite() as server:
+        yield server
+
+
+@pytest.fixture
+def on_azurite(azurite: Azurite) -> tuple[str, dict[str, str]]:
+    """A fresh container of the worker's Azurite, as the docs write its URL."""
+    container = azurite.container(f"nf-{os.getpid()}-{next(_buckets)}")
+    return f"az://{container}/team", azurite.env()
+
+
+@pytest.fixture
+def on_s3rver(s3rver: S3rver) -> tuple[str, dict[str, str]]:
+    """A fresh bucket of the worker's s3rver."""
+    return f"s3://{s3rver.bucket(f'nf-{os.getpid()}-{next(_buckets)}')}/team", s3rver.env()
 
 
 @pytest.fixture(params=["s3", "file"])

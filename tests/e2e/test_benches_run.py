@@ -55,6 +55,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         ("faults.py", ["--only", "fuzz", "--scale", "0.01"], "| fuzz, suites | 10 | 0 |"),
         (
+            "fleet.py",
+            ["--cases", "2", "--depth", "3", "--runners", "2", "--rounds", "1"],
+            "| 2 at once |",
+        ),
+        (
             "remote.py",
             ["--cases", "3", "--depth", "6", "--rounds", "1", "--remote", "file"],
             "| check, same runner again |",

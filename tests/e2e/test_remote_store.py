@@ -135,9 +135,10 @@ def test_a_deepened_baseline_pushes_only_what_it_took(origin, tmp_path, remote, 
         store, load_suite(runner / "suite.yaml"), 7, jobs=2, executor=executor_of("local")
     )
     assert done.run.calls == 6  # 2 cases from 4 repeats to 7
-    # its 6 samples, its run record, a pack per case and the pointer: none of the 8 samples
-    # the baseline had already is written again
-    assert opened.requests["put"] == 6 + 1 + 2 + 1
+    # a claim per case on the repeats it takes (no other runner takes them at once), its 6
+    # samples, its run record, a pack per case and the pointer: none of the 8 samples the
+    # baseline had already is written again
+    assert opened.requests["put"] == 2 + 6 + 1 + 2 + 1
     assert (
         remote_object(remote, f"runs/fake/{done.run.run_id}.json")
         == store.run_path("fake", done.run.run_id).read_bytes()
@@ -377,6 +378,8 @@ def test_a_committed_baseline_pushed_and_pulled(origin, tmp_path, remote):
     back = tmp_path / "back"
     pulled = noisefloor(origin, remote, "--root", str(back), "store", "pull", "suite.yaml")
     assert pulled.returncode == 0, pulled.stderr
+    # what it copied is counted: the run record and the baseline's 8 samples
+    assert ": 9 object(s) copied" in pulled.stdout
     again = noisefloor(
         origin, local, "--root", str(back), "check", "suite.yaml", "--format", "json"
     )

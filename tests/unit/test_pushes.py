@@ -48,6 +48,12 @@ class SlowRemote(Remote):
     def put_over(self, key: str, data: bytes, version: str | None) -> str:
         raise NotImplementedError("pushes write immutable objects only")
 
+    def put_any(self, key: str, data: bytes) -> str:
+        raise NotImplementedError("pushes write immutable objects only")
+
+    def delete(self, key: str) -> None:
+        raise NotImplementedError("pushes write immutable objects only")
+
     def keys(self, prefix: str) -> list[str]:
         return sorted(k for k in self.objects if k.startswith(prefix))
 
@@ -75,6 +81,20 @@ def test_a_failed_push_is_raised_by_settle_and_by_the_next_put():
     assert "samples/s/r9.json" not in remote.objects
     with pytest.raises(RemoteError, match="connection refused"):
         pushes.close()
+
+
+def test_once_a_push_failed_those_queued_are_not_tried():
+    """A remote that fails (frozen, gone) would hold each queued push for its own timeouts."""
+    remote = SlowRemote(refused=frozenset(f"samples/s/r{n}.json" for n in range(4)))
+    tried = []
+    put_new = remote.put_new
+    remote.put_new = lambda key, data: tried.append(key) or put_new(key, data)  # type: ignore[method-assign]
+    pushes = Pushes(remote, 2)
+    for n in range(4):  # two in flight, two queued (room for twice the connections)
+        pushes.put(f"samples/s/r{n}.json", b"x")
+    with pytest.raises(RemoteError, match="connection refused"):
+        pushes.close()
+    assert len(tried) == 2, tried
 
 
 def test_one_connection_pushes_each_object_before_put_returns():
@@ -109,3 +129,23 @@ def test_a_push_that_failed_under_the_lock_stops_its_release(tmp_path):
     with pytest.raises(RemoteError, match="connection refused"), store.lock("s"):
         _written(store, range(6))
     assert (tmp_path / "samples/s/t/e0/c/k/r5.json").is_file()  # kept here all the same
+
+
+def test_the_next_command_of_the_suite_pushes_what_a_failed_one_left(tmp_path):
+    """An outage stops a command before its samples landed: the next command of the suite on
+    this runner pushes them, whatever it does, even taking no sample at all."""
+    down = SlowRemote(refused=frozenset(f"samples/s/t/e0/c/k/r{n}.json" for n in range(6)))
+    failed = MirroredStore(tmp_path, down, Branches(("main",), "main"), pushes=4)
+    with pytest.raises(RemoteError), failed.lock("s"):
+        keys = _written(failed, range(6))
+    assert (tmp_path / "unpushed" / "s.keys").is_file()
+    back = SlowRemote()
+    later = MirroredStore(tmp_path, back, Branches(("main",), "main"), pushes=4)
+    with later.lock("s"):
+        pass
+    assert sorted(back.objects) == sorted(keys)
+    assert not (tmp_path / "unpushed" / "s.keys").exists()
+    # a command whose pushes all landed leaves no list behind
+    with later.lock("s"):
+        _written(later, range(6, 8))
+    assert not (tmp_path / "unpushed" / "s.keys").exists()

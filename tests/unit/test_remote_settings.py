@@ -10,7 +10,7 @@ import pytest
 from noisefloor.cli.inputs import open_store
 from noisefloor.errors import UsageError
 from noisefloor.settings.resolved import resolve
-from noisefloor.store.branches import current_branch, mover, pointer_key
+from noisefloor.store.branches import Branch, current_branch, default_branch, mover, pointer_key
 from noisefloor.store.mirrored import MirroredStore
 from noisefloor.suite.model import Defaults
 from tests.builders import git, git_repo, isolate_git
@@ -56,7 +56,9 @@ def test_a_check_compares_with_the_branch_its_request_merges_into():
     flagged = {**remote, "baseline_branch": "release"}
     assert resolve(flagged, {"GITHUB_BASE_REF": "main"}).store.baseline_branch == "release"
     assert resolve(remote, {}).store.baseline_branch is None
-    assert resolve(remote, {"NOISEFLOOR_DEFAULT_BRANCH": "trunk"}).store.default_branch == "trunk"
+    assert (
+        "GITHUB_BASE_REF" in resolve(remote, {"GITHUB_BASE_REF": "main"}).store.baseline_branch_why
+    )
 
 
 def test_a_pointer_key_holds_any_branch_name_as_one_path_part():
@@ -68,11 +70,65 @@ def test_the_current_branch_is_the_requests_source_then_gits(tmp_path, monkeypat
     isolate_git(monkeypatch, tmp_path)
     repo = git_repo(tmp_path / "repo", {"a.txt": "a"})
     git(repo, "checkout", "-q", "-b", "feature/remote")
-    assert current_branch({}, str(repo)) == "feature/remote"
-    assert current_branch({"GITHUB_HEAD_REF": "pr-branch"}, str(repo)) == "pr-branch"
+    assert current_branch({}, str(repo)) == Branch("feature/remote", "the branch checked out")
+    assert current_branch({"GITHUB_HEAD_REF": "pr-branch"}, str(repo)).name == "pr-branch"
     git(repo, "checkout", "-q", "--detach")
-    assert current_branch({}, str(repo)) is None
+    # a detached HEAD outside CI reads the branch that contains its commit (both do: the
+    # default branch first among equals)
+    detached = current_branch({}, str(repo))
+    assert detached is not None and detached.name == "master"
+    assert "detached commit" in detached.why
+    assert current_branch({"CI": "true"}, str(repo)) is None  # CI builds something else
+    git(repo, "commit", "-q", "--allow-empty", "-m", "on no branch")
+    assert current_branch({}, str(repo)) is None  # no branch contains this commit
     assert current_branch({}, str(tmp_path)) is None  # outside git
+
+
+def test_a_detached_commit_reads_the_nearest_branch_that_contains_it(tmp_path, monkeypatch):
+    isolate_git(monkeypatch, tmp_path)
+    repo = git_repo(tmp_path / "repo", {"a.txt": "a"})
+    git(repo, "branch", "-M", "master")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "feature work")
+    git(repo, "checkout", "-q", "master")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "master moves on")
+    git(repo, "checkout", "-q", base)  # in both: the default branch first among equals
+    # master's tip is 1 commit ahead, feature's too: a tie, which the default branch wins
+    assert current_branch({}, str(repo)).name == "master"
+    git(repo, "checkout", "-q", "feature~0")
+    assert current_branch({}, str(repo)).name == "feature"
+
+
+@pytest.mark.parametrize(
+    ("setup", "environ", "suite", "expected", "says"),
+    [
+        ("origin-head", {}, None, "trunk", "origin/HEAD"),
+        ("init-default", {}, None, "develop", "init.defaultBranch"),
+        ("master-only", {}, None, "master", "the repository has master"),
+        ("master-only", {"NOISEFLOOR_DEFAULT_BRANCH": "prod"}, "stable", "prod", "NOISEFLOOR"),
+        ("master-only", {}, "stable", "stable", "defaults.default_branch"),
+        ("outside", {}, None, "main", "names none"),
+    ],
+    ids=["origin-head", "init-default", "master", "variable", "suite", "outside-git"],
+)
+def test_the_default_branch_is_the_repositorys(
+    tmp_path, monkeypatch, setup, environ, suite, expected, says
+):
+    isolate_git(monkeypatch, tmp_path)
+    where = tmp_path / "work"
+    if setup == "outside":
+        where.mkdir()
+    else:
+        origin = git_repo(tmp_path / "origin", {"a.txt": "a"})
+        git(origin, "branch", "-M", "trunk" if setup == "origin-head" else "master")
+        git(tmp_path, "clone", "-q", str(origin), str(where))
+        if setup != "origin-head":
+            git(where, "remote", "set-head", "origin", "--delete")
+        if setup == "init-default":
+            git(where, "config", "init.defaultBranch", "develop")
+    found = default_branch(environ, str(where), suite)
+    assert found.name == expected and says in found.why
 
 
 def test_who_moved_a_pointer_is_the_ci_job_else_the_host():
@@ -94,7 +150,8 @@ def test_a_check_reads_its_own_branch_then_the_default_and_moves_its_own(
     shared = {"remote": f"file://{tmp_path / 'shared'}"}
     store = open_store(resolve(shared, {}).store)
     assert isinstance(store, MirroredStore)
-    assert (store.branches.read, store.branches.write) == (("feature", "main"), "feature")
+    # the repository's default branch: git's own, master (no origin, no init.defaultBranch)
+    assert (store.branches.read, store.branches.write) == (("feature", "master"), "feature")
     merging = open_store(resolve(shared, {"GITHUB_BASE_REF": "main"}).store)
     assert isinstance(merging, MirroredStore)
     assert (merging.branches.read, merging.branches.write) == (("main",), "feature")
