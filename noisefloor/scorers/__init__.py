@@ -7,7 +7,6 @@ from __future__ import annotations
 
 # The built-ins register through the same decorator as any other scorer, on the package's import.
 from noisefloor.scorers import builtin as _builtin  # noqa: F401
-from noisefloor.scorers import inspect_scores as _inspect_scores  # noqa: F401
 from noisefloor.scorers.registry import REGISTRY, scorer
 from noisefloor.scorers.score import NoParams, NotJson, Params, ScoreInput, ScoreResult
 

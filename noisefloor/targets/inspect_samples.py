@@ -70,9 +70,7 @@ def raw_sample(
         "model": model,
         "inspect_version": version,
         "scores": score_entries(sample.scores),
-        "messages": [
-            m.model_dump(mode="json", exclude_none=True) for m in sample.messages or []
-        ],
+        "messages": [m.model_dump(mode="json", exclude_none=True) for m in sample.messages or []],
         "model_usage": {
             name: usage.model_dump(mode="json", exclude_none=True)
             for name, usage in (sample.model_usage or {}).items()

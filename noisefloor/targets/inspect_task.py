@@ -153,8 +153,12 @@ def _task_function(path: Path, name: str | None, where: str) -> tuple[str, Any]:
     function = getattr(module, chosen, None)
     if function is None:  # a task renamed by `@task(name=...)`: find it by its registered name
         function = next(
-            (f for f in vars(module).values() if getattr(f, "__registry_info__", None) and
-             getattr(f.__registry_info__, "name", None) == chosen),
+            (
+                f
+                for f in vars(module).values()
+                if getattr(f, "__registry_info__", None)
+                and getattr(f.__registry_info__, "name", None) == chosen
+            ),
             None,
         )
     if not callable(function):

@@ -76,8 +76,15 @@ def test_a_look_of_twenty_samples_is_one_eval_and_keeps_what_inspect_logged(
         ("tasks.py@nosuch", {}, "has no task 'nosuch'"),
         ("tasks.py@coins", {"generate": {"temperature": "hot"}}, "target.inspect.generate"),
     ],
-    ids=["task-raises", "every-sample-raises", "scorer-returns-none", "unknown-sample",
-         "refused-model", "unknown-task", "bad-generate"],
+    ids=[
+        "task-raises",
+        "every-sample-raises",
+        "scorer-returns-none",
+        "unknown-sample",
+        "refused-model",
+        "unknown-task",
+        "bad-generate",
+    ],
 )
 def test_a_fault_is_one_line_exit_3_and_no_baseline(
     cli: Any, tmp_path: Path, task: str, extra: dict[str, Any], words: str
