@@ -2,12 +2,14 @@
 case that needs the same number of repeats in one call: its sample ids, that many epochs).
 
 Calls that arrive together (every worker of a take starts at once) wait for one batch; `eval()`
-runs in a thread of its own, one at a time in the process, its logs and data under the store root.
+runs in a daemon thread of its own, one at a time in the process, its logs and data under the
+store root.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -97,9 +99,30 @@ class InspectTarget(VersionedTarget):
             seen = len(self._queue)
             await asyncio.sleep(0)
         batch, self._queue, self._batch = self._queue, [], None
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[list[RawSample]] = loop.create_future()
+
+        def settle(samples: list[RawSample] | None, exc: BaseException | None) -> None:
+            if done.done():
+                return
+            if exc is not None:
+                done.set_exception(exc)
+            else:
+                done.set_result(samples or [])
+
+        def run() -> None:
+            try:
+                samples, exc = self._eval_batch(batch), None
+            except BaseException as raised:
+                samples, exc = None, raised
+            # the loop is gone when the take was interrupted: the eval's samples go with it
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, samples, exc)
+
+        # a daemon thread: an interrupted take exits without waiting for the eval to end
+        threading.Thread(target=run, name="noisefloor-inspect-eval", daemon=True).start()
         try:
-            loop = asyncio.get_running_loop()
-            samples = await loop.run_in_executor(None, self._eval_batch, batch)
+            samples = await done
         except BaseException as exc:
             for item in batch:
                 if not item.future.done():
