@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -213,8 +214,10 @@ class InspectTarget(VersionedTarget):
 
 
 def _line(message: object) -> str:
-    text = str(message).strip().splitlines()
-    return text[0] if text else "(no message)"
+    """Inspect's message on one line, without its console markup (`[bold]...[/bold]`)."""
+    text = " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+    text = re.sub(r"\[/?(?:bold|italic|red|yellow|green|blue|dim)\]", "", text)
+    return (text[:400] + "...") if len(text) > 400 else text or "(no message)"
 
 
 def _relative(location: str, root: Path) -> str:
