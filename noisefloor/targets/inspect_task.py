@@ -8,8 +8,10 @@ Nothing here imports inspect_ai until a task is loaded; loading one runs its tas
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -125,7 +127,8 @@ def load_task(path: Path, name: str | None, args: dict[str, Any], where: str) ->
             where=where,
             hint="give the task file relative to the suite file, as `tasks.py@task_name`",
         )
-    cache = orjson.dumps([str(path), path.read_bytes().hex(), name, args], default=str)
+    content = hashlib.sha256(path.read_bytes()).hexdigest()
+    cache = orjson.dumps([str(path), content, name, args], default=str)
     if cache not in _loaded:
         _loaded[cache] = _load(path, name, args, where)
     return _loaded[cache]
@@ -170,9 +173,12 @@ def _task_function(path: Path, name: str | None, where: str) -> tuple[str, Any]:
 
 
 def _module(path: Path, where: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"noisefloor_task_{abs(hash(path))}", path)
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    spec = importlib.util.spec_from_file_location(f"_noisefloor_task_{digest}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # in sys.modules as an import puts it: a dataclass or pickle in the task looks itself up there
+    sys.modules[spec.name] = module
     with _in_directory(path.parent):
         try:
             spec.loader.exec_module(module)
@@ -230,8 +236,6 @@ def _load(path: Path, name: str | None, args: dict[str, Any], where: str) -> Tas
 
 
 def _safe(case_id: str) -> bool:
-    import re
-
     return re.fullmatch(SAFE_NAME, case_id) is not None and len(case_id) <= 128
 
 
