@@ -64,6 +64,31 @@ def test_a_look_of_twenty_samples_is_one_eval_and_keeps_what_inspect_logged(
     assert (root / "inspect" / "data" / "inspect_ai").is_dir()
     assert not any(_inspect_home.rglob("*")), sorted(_inspect_home.rglob("*"))
 
+    # the log Inspect wrote reads back as a run: 20 cases of 5 epochs, the same outcomes
+    other = tmp_path / "other"
+    imported = cli("--root", other, "import", "--inspect", root / envelope["log"], "--label", "l")
+    assert imported.code == 0, imported.err
+    assert "20 cases x 5 epochs" in imported.out
+    again = cli("--root", other, "import", "--inspect", root / envelope["log"])
+    assert "already imported" in again.out
+
+    def outcomes(store: Path) -> dict[tuple[str, int], Any]:
+        read = [orjson.loads(p.read_bytes()) for p in (store / "samples").rglob("r*.json")]
+        return {(d["case_id"], d["repeat"]): d["envelope"]["scores"] for d in read}
+
+    assert len(outcomes(other)) == 100
+    assert outcomes(other) == outcomes(root)
+
+
+def test_import_refuses_what_is_no_inspect_log(cli: Any, tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.eval"
+    bogus.write_bytes(b"not a zip")
+    result = cli("import", "--inspect", bogus)
+    assert result.code == 3 and "not an Inspect log" in result.err
+    assert "Traceback" not in result.err
+    assert cli("import").code == 3
+    assert cli("import", tmp_path, "--inspect", bogus).code == 3
+
 
 @pytest.mark.parametrize(
     ("task", "extra", "words"),
