@@ -126,7 +126,11 @@ class InspectTarget(VersionedTarget):
             samples = await done
         except BaseException as exc:
             for item in batch:
-                if not item.future.done():
+                if item.future.done():
+                    continue
+                if isinstance(exc, asyncio.CancelledError):
+                    item.future.cancel()
+                else:
                     item.future.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
