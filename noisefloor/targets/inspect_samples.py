@@ -94,7 +94,7 @@ def raw_sample(
         error=f"the sample raised {error}" if error is not None else None,
         output=decode_stream(completion.encode("utf-8", "surrogatepass")),
         wall_s=float(sample.total_time or 0.0),
-        started_at=str(sample.started_at or ""),
+        started_at=str(getattr(sample, "started_at", None) or ""),  # 0.3.150 keeps none
         concurrency=max(1, concurrency),
         envelope=envelope,
     )
