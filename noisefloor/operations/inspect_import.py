@@ -60,14 +60,22 @@ def _read(path: Path) -> Any:
     return log
 
 
-def _stamp(created: str) -> str:
+def _moment(text: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(created)
+        moment = datetime.fromisoformat(text)
     except ValueError:
         moment = datetime.now(UTC)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _stamp(created: str) -> str:
+    """A log's creation time as the start of a run id."""
+    return _moment(created).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def _time(text: str | None, fallback: str) -> str:
+    """Inspect's ISO time (`+00:00`) in a run record's form (`Z`, microseconds)."""
+    return _moment(text or fallback).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _suite_name(log: Any) -> str:
@@ -223,8 +231,8 @@ def _import_log(
         run_id=run_id,
         suite=suite,
         suite_file=path.name,
-        started_at=log.stats.started_at or log.eval.created,
-        finished_at=log.stats.completed_at or log.eval.created,
+        started_at=_time(log.stats.started_at, log.eval.created),
+        finished_at=_time(log.stats.completed_at, log.eval.created),
         harness_version=log.eval.packages.get("inspect_ai", "") if log.eval.packages else "",
         target=TargetRecord(kind=KIND_NAME, key=key, spec=spec, fingerprint={}),
         epoch=0,
