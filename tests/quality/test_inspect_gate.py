@@ -1,13 +1,14 @@
 """The Inspect kind gating a real Inspect AI task offline, through the real command line in a
-subprocess (`examples/inspect/`): adopt, three behaviour-neutral commits (at most one red), then
-two samples dropped from 0.9 to 0.5, both regressed; logs written by `inspect eval --epochs 10`
-judged as the same samples through the kind; each look of a check at most one `eval()`.
-Slow (Inspect starts in about 2 s, and adoption takes 2,000 epochs): run with `-m quality`."""
+subprocess: adopt, three behaviour-neutral commits (at most one red), then two samples dropped
+from 0.9 to 0.5, both regressed; logs written by `inspect eval --epochs 10` judged as the same
+samples through the kind; each look of a check at most one `eval()`. The task (`coins` of
+`tests/data/inspect/tasks.py`) draws each epoch from a seed that is its file's content, so every
+run of these tests draws the same outcomes and every edit draws new ones. Slow (Inspect starts in
+2 s or more, and adoption takes 2,000 epochs): run with `-m quality`."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,6 @@ pytestmark = [
     ),
 ]
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "inspect"
 NEUTRAL = 3
 
 
@@ -55,16 +55,22 @@ def _noisefloor(repo: Path, *args: str) -> tuple[int, Any, str]:
 
 def test_neutral_commits_stay_green_and_two_dropped_samples_regress(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    repo.mkdir()
-    for name in ("arithmetic.py", "suite.yaml"):
-        shutil.copy(EXAMPLE / name, repo / name)
+    inspect_suite(repo)
+    # 20 repeats at the first look: a drop from 0.9 to 0.5 is caught 99.1% of the time, 81.4% at
+    # the default 5 (`noisefloor plan --cases 20 --repeats 20 --baseline-repeats 100`)
+    suite = repo / "suite.yaml"
+    suite.write_text(
+        suite.read_text()
+        .replace("repeats: 5", "repeats: 20")
+        .replace("baseline_repeats: 10", "baseline_repeats: 100")
+    )
     commit_all(repo, "the task")
     code, report, err = _noisefloor(repo)
     assert code == 0 and report["adopted"], err
     commit_all(repo, "the baseline")
 
     red = 0
-    task = repo / "arithmetic.py"
+    task = repo / "tasks.py"
     for i in range(NEUTRAL):
         task.write_text(task.read_text() + f"\n# a behaviour-neutral edit {i}\n")
         commit_all(repo, f"neutral {i}")
@@ -76,14 +82,15 @@ def test_neutral_commits_stay_green_and_two_dropped_samples_regress(tmp_path: Pa
 
     task.write_text(
         task.read_text().replace(
-            "RATES: dict[str, float] = {}", 'RATES: dict[str, float] = {"add_1": 0.5, "mul_2": 0.5}'
+            "RATES: dict[str, float] = {}", 'RATES: dict[str, float] = {"c01": 0.5, "c02": 0.5}'
         )
     )
     commit_all(repo, "two samples worse")
     code, report, err = _noisefloor(repo)
     assert code == 1, err
     verdicts = {c["case_id"]: c["verdict"] for c in report["cases"]}
-    assert verdicts["add_1"] == verdicts["mul_2"] == "regressed"
+    assert verdicts["c01"] == verdicts["c02"] == "regressed"
+    assert {c for c, v in verdicts.items() if v == "regressed"} == {"c01", "c02"}
     assert "Traceback" not in err
     # nothing of Inspect's outside the store root
     assert not (tmp_path / "home").exists() or not any((tmp_path / "home").rglob("*"))

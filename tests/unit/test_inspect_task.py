@@ -94,3 +94,10 @@ def test_a_task_that_cannot_be_loaded_is_a_clear_error(
     with pytest.raises(TargetConfigError) as exc:
         load_suite(_task(tmp_path / "t", source))
     assert words in exc.value.format_message()
+
+
+def test_the_examples_load_their_twenty_samples() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "inspect"
+    for name in ("suite.yaml", "local.yaml"):
+        suite = load_suite(example / name)
+        assert len(suite.cases) == 20 and suite.cases[0].input == "What is 17 + 25?"

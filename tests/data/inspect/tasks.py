@@ -1,8 +1,10 @@
 """Inspect AI tasks the tests run offline: `coins`, right at a rate per sample, each epoch's
-outcome drawn from a hash of its sample id and epoch (so any two evals of the same epochs agree),
+outcome drawn from a hash of this file's content, its sample id and its epoch (a program with a
+fixed seed: two evals of the same file and epochs agree, and any edit of the file draws afresh),
 and `faulty`, which fails in the way its `mode` names."""
 
 import hashlib
+from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
@@ -15,14 +17,18 @@ RATE = 0.9
 RATES: dict[str, float] = {}
 
 
+#: The seed of every draw: this file as it is.
+SEED = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
 def _draw(sample_id: object, epoch: int) -> float:
-    digest = hashlib.sha256(f"{sample_id}:{epoch}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{SEED}:{sample_id}:{epoch}".encode()).hexdigest()
     return int(digest[:12], 16) / 16**12
 
 
 @solver
 def coin() -> Solver:
-    """Right when the draw of (sample id, epoch) falls under the sample's rate."""
+    """Right when the draw of (file, sample id, epoch) falls under the sample's rate."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         right = _draw(state.sample_id, state.epoch) < state.metadata["rate"]
