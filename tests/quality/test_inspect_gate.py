@@ -1,10 +1,12 @@
 """The Inspect kind gating a real Inspect AI task offline, through the real command line in a
 subprocess: adopt, three behaviour-neutral commits (at most one red), then two samples dropped
 from 0.9 to 0.5, both regressed; logs written by `inspect eval --epochs 10` judged as the same
-samples through the kind; each look of a check at most one `eval()`. The task (`coins` of
-`tests/data/inspect/tasks.py`) draws each epoch from a seed that is its file's content, so every
-run of these tests draws the same outcomes and every edit draws new ones. Slow (Inspect starts in
-2 s or more, and adoption takes 2,000 epochs): run with `-m quality`."""
+samples through the kind; each look of a check at most one `eval()`. Slow (Inspect starts in
+2 s or more, and adoption takes 2,000 epochs): run with `-m quality`.
+
+The story draws afresh at every call, as a model does: it fails by chance about once in 90
+runs (two red of three neutral checks: at most 0.73% at 5% each; a dropped sample missed: 0.2%
+each, `noisefloor plan --cases 20 --repeats 20 --max-repeats 100`)."""
 
 from __future__ import annotations
 
@@ -55,13 +57,13 @@ def _noisefloor(repo: Path, *args: str) -> tuple[int, Any, str]:
 
 def test_neutral_commits_stay_green_and_two_dropped_samples_regress(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    inspect_suite(repo)
-    # 20 repeats at the first look: a drop from 0.9 to 0.5 is caught 99.1% of the time, 81.4% at
-    # the default 5 (`noisefloor plan --cases 20 --repeats 20 --baseline-repeats 100`)
+    inspect_suite(repo, args={"seeded": False})
+    # 20 repeats at the first look, 100 at most: a drop from 0.9 to 0.5 is caught 99.8% of the
+    # time, 81.4% at the defaults (5 and 60)
     suite = repo / "suite.yaml"
     suite.write_text(
         suite.read_text()
-        .replace("repeats: 5", "repeats: 20")
+        .replace("repeats: 5", "repeats: 20\n  max_repeats: 100")
         .replace("baseline_repeats: 10", "baseline_repeats: 100")
     )
     commit_all(repo, "the task")

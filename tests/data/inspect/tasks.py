@@ -1,9 +1,10 @@
 """Inspect AI tasks the tests run offline: `coins`, right at a rate per sample, each epoch's
 outcome drawn from a hash of this file's content, its sample id and its epoch (a program with a
-fixed seed: two evals of the same file and epochs agree, and any edit of the file draws afresh),
-and `faulty`, which fails in the way its `mode` names."""
+fixed seed: two evals of the same file and epochs agree), or with `seeded=False` afresh at every
+call, as a model at a temperature; and `faulty`, which fails in the way its `mode` names."""
 
 import hashlib
+import random
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -27,11 +28,13 @@ def _draw(sample_id: object, epoch: int) -> float:
 
 
 @solver
-def coin() -> Solver:
-    """Right when the draw of (file, sample id, epoch) falls under the sample's rate."""
+def coin(seeded: bool) -> Solver:
+    """Right when the draw (of file, sample id and epoch, or a fresh one) falls under the
+    sample's rate."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        right = _draw(state.sample_id, state.epoch) < state.metadata["rate"]
+        draw = _draw(state.sample_id, state.epoch) if seeded else random.random()
+        right = draw < state.metadata["rate"]
         answer = "heads" if right else "tails"
         state.output = ModelOutput.from_content(model="coin", content=answer)
         state.output.usage = ModelUsage(input_tokens=2, output_tokens=1, total_tokens=3)
@@ -42,7 +45,7 @@ def coin() -> Solver:
 
 
 @task
-def coins(n: int = 20) -> Task:
+def coins(n: int = 20, seeded: bool = True) -> Task:
     return Task(
         dataset=[
             Sample(
@@ -53,7 +56,7 @@ def coins(n: int = 20) -> Task:
             )
             for i in range(n)
         ],
-        solver=coin(),
+        solver=coin(seeded),
         scorer=match(),
     )
 
