@@ -1,10 +1,11 @@
-"""What the tests build their inputs with: suite files (of the fake target, of an endpoint, of any
-document), cases, a scorer's and a case's band, real git repositories, and the order a seed
+"""What the tests build their inputs with: suite files (of the fake target, of an endpoint, of an
+Inspect AI task, of any document), cases, a scorer's and a case's band, real git repositories, and the order a seed
 draws for a set of calls."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,9 @@ from noisefloor.targets.function import FunctionTarget
 #: The fake program under test, which a test's project copies so that its code can be edited.
 FAKE = Path(__file__).resolve().parents[1] / "bench" / "fake_target.py"
 
+#: Inspect AI tasks that run offline (`coins`, `faulty`), which an Inspect suite's directory copies.
+INSPECT_TASKS = Path(__file__).resolve().parent / "data" / "inspect" / "tasks.py"
+
 #: The model an endpoint suite names, and a prompt the loopback stand-in answers with
 #: {"answer": "Paris"} (it answers with the prompt's last word).
 MODEL = "nf-test-model"
@@ -36,6 +40,19 @@ def write_suite(directory: Path, doc: dict[str, Any], *, filename: str = "suite.
     path = directory / filename
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
+
+
+def inspect_suite(directory: Path, task: str = "tasks.py@coins", **target: Any) -> Path:
+    """A suite `coins` in `directory` (made) of an Inspect task of `INSPECT_TASKS` (copied there)
+    against `mockllm/model`, with `target` over that; 5 repeats, a deep baseline of 10."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(INSPECT_TASKS, directory / "tasks.py")
+    inspect = {"task": task, "model": "mockllm/model", **target}
+    # a shallow deep baseline: an adoption of 20 samples is 200 epochs, not 2,000
+    defaults = {"repeats": 5, "baseline_repeats": 10}
+    return write_suite(
+        directory, {"name": "coins", "target": {"inspect": inspect}, "defaults": defaults}
+    )
 
 
 def fake_suite(

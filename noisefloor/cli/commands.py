@@ -143,7 +143,7 @@ COMMANDS: dict[str, Command] = {
         "store.cmd_store",
     ),
     "import": Command(
-        "read a store written by the public noisefloor; never calls the target",
+        "read a store written by the public noisefloor, or Inspect AI logs; never calls the target",
         "",
         "store.import_parser",
         "store.cmd_import",

@@ -121,10 +121,24 @@ def show_parser(p: argparse.ArgumentParser) -> None:
 
 
 def import_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", type=Path, metavar="DIR", help="the public tool's store root")
     p.add_argument(
-        "--suite", type=Path, required=True, help="the suite file those runs were taken of"
+        "source", type=Path, nargs="?", metavar="DIR", help="the public tool's store root"
     )
+    p.add_argument(
+        "--suite",
+        type=Path,
+        help="the suite file those runs were taken of (with --inspect: optional, the suite of "
+        "the task whose logs they are; default: one named after the task)",
+    )
+    p.add_argument(
+        "--inspect",
+        type=Path,
+        nargs="+",
+        metavar="LOG",
+        help="Inspect AI logs (.eval or .json) to import instead, each as a run: its samples "
+        "the cases, its epochs the repeats (needs the `inspect` extra)",
+    )
+    p.add_argument("--label", metavar="L", help="with --inspect: label the imported runs")
 
 
 def cmd_store(args: argparse.Namespace) -> int:
@@ -241,6 +255,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     from noisefloor.operations.importer import import_store
     from noisefloor.suite.load import load_suite
 
+    if args.inspect:
+        return _import_inspect(args)
+    if args.source is None or args.suite is None or args.label is not None:
+        raise UsageError(
+            "import takes a store DIR with --suite SUITE, or --inspect LOG...",
+            hint="noisefloor import DIR --suite SUITE.yaml, or noisefloor import --inspect "
+            "a.eval [--label L]",
+        )
     suite = load_suite(args.suite)
     result = import_store(store_of(args), suite, args.source)
     out = [
@@ -256,6 +278,34 @@ def cmd_import(args: argparse.Namespace) -> int:
         out.append(f"already imported, left alone: {', '.join(result.already)}")
     if result.baseline:
         out.append(f"baseline: {result.baseline}")
+    emit("\n".join(out) + "\n", args)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _import_inspect(args: argparse.Namespace) -> int:
+    from noisefloor.operations.inspect_import import import_logs
+    from noisefloor.suite.load import load_suite
+
+    if args.source is not None:
+        raise UsageError(
+            f"import --inspect takes log files, not a store directory ({args.source})",
+            hint="noisefloor import --inspect a.eval b.eval [--suite SUITE.yaml] [--label L]",
+        )
+    suite = load_suite(args.suite) if args.suite is not None else None
+    result = import_logs(store_of(args), list(args.inspect), suite, args.label)
+    out = [
+        f"imported {len(result.imported)} Inspect log(s) as runs of {result.suite!r} "
+        f"({result.samples} samples, no target calls)"
+    ]
+    for run in result.imported:
+        repeats = "/".join(str(n) for n in sorted({c.repeats for c in run.cases}))
+        out.append(f"  {run.run_id}  {len(run.cases)} cases x {repeats} epochs")
+    if result.already:
+        out.append(f"already imported, left alone: {', '.join(result.already)}")
+    if args.label:
+        out.append(f"label: {args.label}")
     emit("\n".join(out) + "\n", args)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)

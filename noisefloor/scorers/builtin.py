@@ -9,11 +9,13 @@ import json as stdlib_json
 import math
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from noisefloor.scorers.builtin_params import (
     ContainsParams,
+    InspectScoreParams,
+    InspectValueParams,
     JsonFieldsParams,
     JsonPathEqualsParams,
     JsonPathInParams,
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "contains",
+    "inspect_score",
+    "inspect_value",
     "json_fields",
     "json_path_equals",
     "json_path_in",
@@ -316,3 +320,106 @@ def must_include(inp: ScoreInput, p: MustIncludeParams) -> ScoreResult:
     problems = [f"missing:{n}" for n in p.all if not _find(n, inp.text, case_sensitive=False)]
     problems += [f"forbidden:{n}" for n in p.none if _find(n, inp.text, case_sensitive=False)]
     return _binary(False, ",".join(problems)) if problems else _binary(True, "ok")
+
+
+# --- an Inspect AI task's own scores ---------------------------------------------------------
+
+#: Inspect's letter grades as numbers, as its own `value_to_float` reads them (`C` correct,
+#: `I` incorrect, `P` partial, `N` no answer).
+_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+
+
+def _inspect_score_at(
+    scores: Mapping[str, Any] | None, name: str | None, key: str | None
+) -> tuple[str, Any]:
+    """The name and value of the score a scorer's params pick from a sample's scores.
+
+    Raises:
+        ValueError: The sample has no such score (a scorer error, never a failed answer).
+    """
+    if not scores:
+        raise ValueError("the task's scorers gave this sample no score (a scorer returned None)")
+    if name is None:
+        if len(scores) != 1:
+            raise ValueError(
+                f"the sample has {len(scores)} scores ({', '.join(sorted(scores))}): name one "
+                "with `scorer`"
+            )
+        name = next(iter(scores))
+    if name not in scores:
+        raise ValueError(
+            f"the task's scorer {name!r} gave this sample no score (it has: "
+            f"{', '.join(sorted(scores)) or 'none'})"
+        )
+    entry = scores[name]
+    value = entry.get("value") if isinstance(entry, Mapping) else entry
+    if isinstance(value, Mapping):
+        if key is None or key not in value:
+            keys = ", ".join(sorted(str(k) for k in value))
+            raise ValueError(f"score {name!r} is a dict ({keys}): name the value with `key`")
+        return f"{name}.{key}", value[key]
+    if key is not None:
+        raise ValueError(f"score {name!r} is {value!r}, not a dict: `key` reads a dict's value")
+    return name, value
+
+
+def _score_number(value: Any) -> float:
+    """An Inspect score's value as a number: its letters as `value_to_float` reads them,
+    booleans as 1 and 0, numbers as they are.
+
+    Raises:
+        ValueError: A value with no number (another string, a list, a number that is not
+            finite).
+    """
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str) and value.strip().upper() in _LETTERS:
+        return _LETTERS[value.strip().upper()]
+    if isinstance(value, str):
+        try:
+            parsed = float(value)
+        except ValueError:
+            parsed = math.nan
+        if math.isfinite(parsed):
+            return parsed
+    raise ValueError(f"score value {value!r} is none of C, I, P, N, a boolean or a number")
+
+
+def _inspect_detail(name: str, value: Any, scores: Mapping[str, Any] | None) -> str:
+    entry = (scores or {}).get(name.split(".", 1)[0])
+    answer = entry.get("answer") if isinstance(entry, Mapping) else None
+    shown = f"{name} {value!r}"
+    if isinstance(answer, str) and answer:
+        shown += f" (answer {answer[:60]!r})"
+    return shown
+
+
+@scorer("inspect_score", params=InspectScoreParams, needs="scores")
+def inspect_score(inp: ScoreInput, p: InspectScoreParams) -> ScoreResult:
+    """An Inspect task's own score as pass or fail (`C` passes; `I`, `N`, partial `P` fail).
+
+    Booleans pass when true; a number passes at or above `pass_at`."""
+    name, value = _inspect_score_at(inp.scores, p.scorer, p.key)
+    passed = _score_number(value) >= p.pass_at
+    return ScoreResult(
+        value=1.0 if passed else 0.0, passed=passed, detail=_inspect_detail(name, value, inp.scores)
+    )
+
+
+@scorer(
+    "inspect_value",
+    params=InspectValueParams,
+    kind="continuous",
+    direction="higher_is_better",
+    needs="scores",
+)
+def inspect_value(inp: ScoreInput, p: InspectValueParams) -> ScoreResult:
+    """An Inspect task's own score as a number (`C` 1, `P` 0.5, `I` and `N` 0).
+
+    Booleans are 1 and 0, numbers are as they are (Inspect's `value_to_float`)."""
+    name, value = _inspect_score_at(inp.scores, p.scorer, p.key)
+    return ScoreResult(
+        value=_score_number(value), passed=True, detail=_inspect_detail(name, value, inp.scores)
+    )

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ContainsParams",
     "FieldType",
+    "InspectScoreParams",
+    "InspectValueParams",
     "JsonFieldsParams",
     "JsonPathEqualsParams",
     "JsonPathInParams",
@@ -214,3 +216,26 @@ class MustIncludeParams(Params):
         if not self.all and not self.none:
             raise ValueError("give at least one text in 'all' or 'none'")
         return self
+
+
+class InspectScoreParams(Params):
+    """Parameters of `inspect_score`."""
+
+    scorer: str | None = None
+    """The task's scorer whose score is read, by the name Inspect gives its score (`match`,
+    `model_graded_qa`); None: the sample's only score."""
+    key: str | None = None
+    """For a scorer whose value is a dict, the key of the value read."""
+    pass_at: float = 1.0
+    """A number passes at or above it (booleans and letters are read as 1 and 0 first)."""
+
+
+class InspectValueParams(Params):
+    """Parameters of `inspect_value`."""
+
+    scorer: str | None = None
+    """The task's scorer whose score is read; None: the sample's only score."""
+    key: str | None = None
+    """For a scorer whose value is a dict, the key of the value read."""
+    direction: Direction = "higher_is_better"
+    """Which way a change of the value is an improvement."""

@@ -285,8 +285,8 @@ class Registry:
             thread_safe: True lets several threads call it at once; else one at a time.
             depends_on: Files (relative to the scorer's own file) whose content is part of its
                 identity besides its own file's: editing one re-scores its cases.
-            needs: What it reads of a sample besides the output, one or several of `latency`
-                and `usage`: a suite whose target cannot give it is refused when it loads.
+            needs: What it reads of a sample besides the output, one or several of `latency`,
+                `usage` and `scores`: a suite whose target cannot give it is refused when it loads.
 
         Raises:
             ValueError: a duplicate name, a missing docstring, a params model that cannot work,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -51,6 +52,9 @@ class ScoreInput:
     concurrency: int = 1
     tokens: Tokens | None = None
     """The tokens the endpoint said the answer took; None when it said nothing (a command)."""
+    scores: Mapping[str, Any] | None = None
+    """The scores the target's own harness gave the answer, by scorer name (an Inspect task's:
+    each `{"value", "answer", "explanation"}`); None for a target without any."""
     _parsed: Any = field(default=_Cache.UNPARSED, init=False, repr=False, compare=False)
 
     @classmethod
@@ -61,6 +65,7 @@ class ScoreInput:
             wall_s=sample.wall_s,
             concurrency=sample.concurrency,
             tokens=envelope_tokens(sample.envelope),
+            scores=_scores(sample.envelope),
         )
         if sample.parsed is not None:
             object.__setattr__(inp, "_parsed", sample.parsed)
@@ -82,6 +87,11 @@ class ScoreInput:
         if self._parsed is _Cache.NOT_JSON:
             raise NotJson("output is not JSON")
         return self._parsed
+
+
+def _scores(envelope: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    scores = envelope.get("scores") if envelope is not None else None
+    return scores if isinstance(scores, Mapping) else None
 
 
 _UNMATCHED = re.compile(r"path (?:'.*'|\".*\") matched nothing$")

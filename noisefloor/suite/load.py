@@ -37,6 +37,7 @@ from noisefloor.suite.source import (
     where,
 )
 from noisefloor.targets.kinds import TargetKind, kind_for, kind_of, kinds, spec_model
+from noisefloor.targets.source import TargetPlace
 from noisefloor.targets.templating import placeholder_problems
 
 if TYPE_CHECKING:
@@ -79,6 +80,22 @@ def _target_kind(spec: SuiteFile | None, target: Any, kind: TargetKind | None) -
         return kind_of(spec_model(kind).model_validate(target))
     except ValidationError:
         return None
+
+
+def _brought(
+    spec: SuiteFile | None, path: Path
+) -> tuple[list[str | dict[str, Any]], list[dict[str, Any]]] | None:
+    """The default scorers and the cases a suite's target brings itself (an Inspect task's
+    samples), for a suite that lists none; None when its kind brings none, or the suite's
+    target is wrong (which is reported already)."""
+    if spec is None:
+        return None
+    kind = kind_of(spec.target)
+    place = TargetPlace(path.absolute())
+    cases = kind.cases(spec.target, place)
+    if cases is None:
+        return None
+    return kind.default_scorers(spec.target, place), cases
 
 
 def load_suite(path: Path | str, flags: EndpointFlags | None = None) -> Suite:
@@ -173,7 +190,10 @@ def _validate(
             (shown, ("cases", i), None, c, failed) for i, c in enumerate(data["cases"])
         )
     raw_cases.extend((cases_shown, (), line, c, bad) for line, c, bad in from_jsonl)
-    if not raw_cases and not cases_shown:
+    brought = _brought(spec, path) if not raw_cases and not cases_shown else None
+    if brought is not None:
+        raw_cases.extend((shown, ("cases", i), None, c, failed) for i, c in enumerate(brought[1]))
+    if not raw_cases and not cases_shown and brought is None:
         problems.append(
             (shown, ("cases",), "the suite has no cases: add `cases:` or `cases_file:`")
         )
@@ -214,7 +234,7 @@ def _validate(
             )
             continue
         seen[case_spec.id] = place if line else where((*base_loc,))
-        entries = case_spec.scorers or defaults.scorers
+        entries = case_spec.scorers or defaults.scorers or (brought[0] if brought else [])
         if not entries:
             problems.append(
                 (

@@ -45,13 +45,18 @@ _BUILTIN = {
     "command": "noisefloor.targets.command_kind",
     "http": "noisefloor.targets.http_kind",
     "function": "noisefloor.targets.function",
+    "inspect": "noisefloor.targets.inspect_kind",
 }
 #: The built-in kind each key of a suite's `target` names: a target holding one kind's fields
 #: alone is validated with that kind's model (`spec_model(kind)`), the other kinds not loaded.
-_NAMED_BY = {"command": "command", "http": "http"}
+_NAMED_BY = {"command": "command", "http": "http", "inspect": "inspect"}
 #: The module of each built-in kind's data (its fields, its `LEDGER_FIELDS`): the ledger reads
 #: their columns without loading the kinds themselves (a command's run never loads HTTP's).
-_DATA = {"command": "noisefloor.targets.command_spec", "http": "noisefloor.targets.http_spec"}
+_DATA = {
+    "command": "noisefloor.targets.command_spec",
+    "http": "noisefloor.targets.http_spec",
+    "inspect": "noisefloor.targets.inspect_spec",
+}
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,15 @@ class TargetKind:
         """The target a suite's validated `target` names, with its version (`target_key`) and
         comparable spec."""
         raise NotImplementedError(f"a {self.name} target is not built from a suite")
+
+    def cases(self, spec: BaseModel, place: TargetPlace) -> list[dict[str, Any]] | None:
+        """The cases a target brings itself (an Inspect task's samples: each `id` and `input`),
+        for a suite that lists none; None: a suite lists its own."""
+        return None
+
+    def default_scorers(self, spec: BaseModel, place: TargetPlace) -> list[str | dict[str, Any]]:
+        """The scorers of a case when neither it nor `defaults.scorers` names any."""
+        return []
 
     def templates(self, target: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
         """Where in a suite's raw `target` values with `{{...}}` placeholders lie, and the values."""

@@ -1,6 +1,6 @@
 """What a run of a command suite imports: neither the HTTP kind, its client and its stack, asyncio,
-the models of a comparison's report, nor the plugin loader and the installed packages' entry
-points, which start-up would pay for on every run; and which
+the Inspect kind and Inspect AI, the models of a comparison's report, nor the plugin loader and
+the installed packages' entry points, which start-up would pay for on every run; and which
 pydantic models a process builds: none on import, only those a command uses."""
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ _NOT_FOR_A_COMMAND_RUN = (
     "noisefloor.targets.http_kind",
     "noisefloor.targets.http",
     "noisefloor.targets.function",
+    "noisefloor.targets.inspect_kind",
+    # the `inspect` extra: only a suite of an Inspect task, or `import --inspect`, imports it
+    "inspect_ai",
     "noisefloor.model.report",
     "httpcore",
     "certifi",

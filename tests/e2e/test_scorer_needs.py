@@ -25,7 +25,7 @@ def test_a_tokens_scorer_on_a_command_target_is_refused_before_any_call(
         f"{suite}:{line}: cases[0].scorers[2]: case 'a': scorer 'tokens' needs usage (the tokens "
         "each answer took, as an endpoint reports them), which a command target does not "
         "provide: remove it from the case's `scorers`, or use a target of a kind that provides "
-        "it (http)"
+        "it (http, inspect)"
     ) in result.err
     assert not calls.exists()
     assert not list((tmp_path / "store").rglob("r0.json"))
@@ -52,7 +52,7 @@ def test_every_case_a_target_cannot_serve_is_named_at_once(cli, project: Path) -
         "cases[1].scorers[0]: case 'b': scorer 'tokens' needs usage (the tokens each answer "
         "took, as an endpoint reports them), which a command target does not provide: remove it "
         "from `defaults.scorers` (or give the case `scorers` of its own), or use a target of a "
-        "kind that provides it (http)"
+        "kind that provides it (http, inspect)"
     ) in result.err
     assert "cases[2].scorers[2]: case 'c': scorer 'tokens' needs usage" in result.err
     assert "cases[3].scorers[2].type: unknown scorer 'tokns'" in result.err

@@ -133,4 +133,7 @@ def test_a_suite_names_exactly_one_registered_kind(cli, tmp_path, toy):
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     result = cli("check", path)
     assert result.code == 3
-    assert "give exactly one of `command` (an argv list), `http` or `toy`" in result.err
+    assert (
+        "give exactly one of `command` (an argv list), `http`, `inspect` (an Inspect AI task) or `toy`"
+        in result.err
+    )

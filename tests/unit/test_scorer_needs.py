@@ -21,7 +21,12 @@ from noisefloor.targets.provisions import PROVISIONS
 from tests.builders import write_suite
 
 #: The built-in scorers that read more of a sample than its output, and what.
-NEEDY = {"latency": {"latency"}, "tokens": {"usage"}}
+NEEDY = {
+    "latency": {"latency"},
+    "tokens": {"usage"},
+    "inspect_score": {"scores"},
+    "inspect_value": {"scores"},
+}
 
 
 @pytest.mark.parametrize("name", REGISTRY.names())
@@ -77,7 +82,12 @@ def test_a_need_no_target_can_provide_is_refused_when_the_scorer_registers() -> 
 def test_listings_say_what_a_scorer_needs() -> None:
     lines = render_scorers(REGISTRY.table()).splitlines()
     needs = [line.strip() for line in lines if "needs from its target" in line]
-    assert needs == ["needs from its target: latency", "needs from its target: usage"]
+    assert needs == [
+        "needs from its target: scores",
+        "needs from its target: scores",
+        "needs from its target: latency",
+        "needs from its target: usage",
+    ]
     tokens = next(i for i, line in enumerate(lines) if line.startswith("tokens "))
     assert lines[tokens + 2].strip() == "needs from its target: usage"
     variants = {v["title"]: v for v in REGISTRY.json_schema()["anyOf"][1]["oneOf"]}
@@ -145,7 +155,7 @@ def test_a_registered_kind_is_named_among_those_that_provide_a_need(
 
     with pytest.raises(SuiteError) as before:
         load_suite(suite)
-    assert before.value.details[0].endswith("a kind that provides it (http)")
+    assert before.value.details[0].endswith("a kind that provides it (http, inspect)")
 
     class RecordedFields(SpecFields):
         recorded: str | None = None
@@ -162,4 +172,4 @@ def test_a_registered_kind_is_named_among_those_that_provide_a_need(
     kinds.register(Recorded())
     with pytest.raises(SuiteError) as after:
         load_suite(suite)
-    assert after.value.details[0].endswith("a kind that provides it (http, recorded)")
+    assert after.value.details[0].endswith("a kind that provides it (http, inspect, recorded)")

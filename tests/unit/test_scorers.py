@@ -596,7 +596,10 @@ def test_bad_jmespath_message_is_one_line_with_the_reason() -> None:
     [
         ("contians", "unknown scorer 'contians' (did you mean 'contains'?)"),
         ("json_feilds", "unknown scorer 'json_feilds' (did you mean 'json_fields'?)"),
-        ("zzz", "unknown scorer 'zzz' (known: contains, json_fields, "),
+        (
+            "zzz",
+            "unknown scorer 'zzz' (known: contains, inspect_score, inspect_value, json_fields, ",
+        ),
     ],
     ids=["typo", "swapped-letters", "no-close-match"],
 )
