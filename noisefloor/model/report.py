@@ -107,6 +107,9 @@ class ScorerReport(Part):
     baseline: Side
     candidate: Side
     evidence: Evidence
+    title: str | None = None
+    """The scorer as a person reads it: its name and the parameters that tell it apart
+    (`contains "Paris" at answer`), as `model.verdict.scorer_title` words it."""
 
 
 class ValidCounts(Part):
@@ -205,6 +208,8 @@ class ComparedScorer(Part):
     baseline: Side
     candidate: Side
     evidence: Evidence
+    title: str | None = None
+    """The scorer as a person reads it (`ScorerReport.title`)."""
     gate: Gate | None = None
     """Rule exact, on a scorer waiting for `decide`: the thresholds it is judged by."""
     pending: bool | None = None
@@ -388,6 +393,9 @@ class Report(Part):
     cases: list[CaseReport]
     """Worst first, then by case id."""
     warnings: list[str]
+    notes: list[str] = []
+    """Of `warnings`, those that tell of a routine event (an adoption, a change of the target's
+    version) rather than of something that may be wrong: the terminal prints them as `note:`."""
     counts: dict[str, int]
     """Cases per verdict."""
     exit_code: int

@@ -16,7 +16,15 @@ from noisefloor.model.report import (
     RuleSummary,
     Side,
 )
-from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
+from noisefloor.model.verdict import (
+    Verdict,
+    case_frame,
+    scorer_pairs,
+    side,
+    title_of,
+    unjudged,
+    worst,
+)
 from noisefloor.settings import RuleName, RuleSettings
 
 __all__ = ["BandRule", "compare_scorer"]
@@ -101,6 +109,7 @@ class BandRule:
                     baseline=Side.model_validate(side(b)),
                     candidate=Side.model_validate(side(c)),
                     evidence=Evidence(),
+                    title=title_of(b, c),
                 )
             )
         if frame is None:

@@ -25,7 +25,15 @@ from noisefloor.model.report import (
     ValidCounts,
     ValuesEvidence,
 )
-from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
+from noisefloor.model.verdict import (
+    Verdict,
+    case_frame,
+    scorer_pairs,
+    side,
+    title_of,
+    unjudged,
+    worst,
+)
 from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
 
 __all__ = ["ADD_REPEATS", "ExactRule"]
@@ -207,6 +215,7 @@ class ExactRule:
                 baseline=Side.model_validate(side(b)),
                 candidate=Side.model_validate(side(c)),
                 evidence=Evidence(),
+                title=title_of(b, c),
             )
             if frame is not None or b is None or c is None:
                 entry.verdict = Verdict.UNMEASURED
@@ -442,4 +451,5 @@ class ExactRule:
             baseline=b,
             candidate=c,
             evidence=evidence,
+            **({"title": entry.title} if entry.title is not None else {}),
         )

@@ -131,6 +131,7 @@ def finished_report(
     report.update(
         cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code), unmeasured=short
     )
+    report.setdefault("notes", [])
     return Report(**report)
 
 
