@@ -45,11 +45,33 @@ __all__ = [
 _N = TypeVar("_N", int, float)
 
 
+#: Flags people type from other tools, and the option each one means here.
+SLIPS = {
+    "--json": "--format json",
+    "--markdown": "--format markdown",
+    "--md": "--format markdown",
+    "--junit": "--format junit",
+    "--xml": "--format junit",
+    "--html": "--format html",
+    "--text": "--format terminal",
+    "--verbosity": "-v",
+    "--silent": "-q",
+}
+#: Values people type from other tools, and the choice each one means here.
+VALUE_SLIPS = {"md": "markdown", "txt": "terminal", "text": "terminal", "xml": "junit"}
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3."""
+    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3. A flag is
+    never taken from a prefix of another (`--repeat 5` is not `--repeats 5`), and a mistake is
+    answered with the flag, command or value meant when one is close."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
+        raise UsageError(_meant_choice(message), hint=f"`{self.prog} --help` lists the options")
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: None = None
@@ -66,16 +88,40 @@ class Parser(argparse.ArgumentParser):
         import difflib  # only for a command line with a mistake
 
         known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-        meant = [
-            f"{flag}: did you mean {close[0]}?"
-            for flag in (e.split("=", 1)[0] for e in extras if e.startswith("--"))
-            for close in [difflib.get_close_matches(flag, known, n=1)]
-            if close
-        ]
+        meant = []
+        for flag in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
+            slip = SLIPS.get(flag)
+            if slip is not None and slip.split(" ", 1)[0] in known + ["-v", "-q", "--version"]:
+                meant.append(f"{flag}: did you mean {slip}?")
+                continue
+            close = difflib.get_close_matches(flag, known, n=1)
+            if close:
+                meant.append(f"{flag}: did you mean {close[0]}?")
         self.error(
             f"unrecognized arguments: {' '.join(extras)}"
             + (f" ({'; '.join(meant)})" if meant else "")
         )
+
+
+def _meant_choice(message: str) -> str:
+    """argparse's "invalid choice" message, shortened to the choice meant when one is close to
+    the value given (or means it elsewhere: `md`); any other message as it is."""
+    import re
+
+    found = re.match(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)$", message)
+    if found is None:
+        return message
+    value = found.group(2)
+    choices = re.findall(r"'([^']*)'", found.group(3)) or found.group(3).split(", ")
+    meant = VALUE_SLIPS.get(value.lower())
+    if meant not in choices:
+        import difflib  # only for a command line with a mistake
+
+        close = difflib.get_close_matches(value, choices, n=1)
+        meant = close[0] if close else None
+    if meant is None:
+        return message
+    return f"argument {found.group(1)}: invalid choice: {value!r} (did you mean {meant!r}?)"
 
 
 def _invoked(parser: Parser, parsed: argparse.Namespace) -> Parser:
@@ -145,8 +191,28 @@ def non_negative(text: str) -> float:
 
 
 def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """--root and --debug, accepted before or after the subcommand."""
+    """-v, -q, --root and --debug, accepted before or after the subcommand (a subcommand lists
+    them last, in a group of their own)."""
     default: Any = None if top else argparse.SUPPRESS
+    if not top:
+        parser = parser.add_argument_group(  # type: ignore[assignment]
+            "every command", "Accepted before or after the command's name, as -v and -q are."
+        )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="more detail: the statistics behind each verdict (intervals, tests against their "
+        "thresholds, looks, controls, the design)",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="less: the outcome, what failed and the warnings",
+    )
     parser.add_argument(
         "--root",
         default=default,
@@ -382,6 +448,10 @@ def format_options(parser: argparse.ArgumentParser) -> None:
 def rule_options(parser: argparse.ArgumentParser) -> None:
     from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, RuleName, RuleSettings
 
+    group = parser.add_argument_group(
+        "decision rule", "How a change is judged: the rule, its false-alarm rate and thresholds."
+    )
+    parser = group  # type: ignore[assignment]
     parser.add_argument(
         "--rule",
         choices=tuple(RuleName),
