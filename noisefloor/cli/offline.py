@@ -178,7 +178,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         suite_name(args.suite),
         min_valid=resolved.rule.min_valid,
     )
-    emit(render(found, args.format), args)
+    emit(render(found, args.format, screen_of(sys.stdout), verbosity_of(args)), args)
     if found.unmeasured:
         print(f"error: {found.unmeasured}", file=sys.stderr)
         return int(ExitCode.HARNESS)

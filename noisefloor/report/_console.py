@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 # rich loads when a page is drawn: `--help`, `--version` and the JSON report never pay for it.
 
-__all__ = ["Page", "Screen", "fit"]
+__all__ = ["Page", "Screen", "fit", "wrapped"]
 
 #: The width of a screen that is not a terminal (a pipe, a file, a CI log) when COLUMNS is unset.
 DEFAULT_WIDTH = 80
@@ -102,3 +102,17 @@ def _text(parts: tuple[tuple[str, str], ...]) -> Text:
     for part, style in parts:
         text.append(part, style=style or None)
     return text
+
+
+def wrapped(text: str, screen: Screen) -> str:
+    """Plain text with each line wrapped to the screen's width, its later rows under its own
+    start: for outputs written as lines (`plan`)."""
+    page = Page(screen)
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if not body:
+            page.blank()
+            continue
+        indent = len(line) - len(body)
+        page.para("", body, indent=indent)
+    return page.text()

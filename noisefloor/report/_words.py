@@ -93,16 +93,20 @@ def candidate_split(case: CaseReport) -> tuple[int, int] | None:
 
 
 def control_words(case: CaseReport) -> str:
-    """What the concurrent control took, in words (`the baseline's version re-run beside it: 10
-    repeats, and 10 more of this version`), or "" without one."""
+    """What the concurrent control took and found, in words (`confirmed: worse than the
+    baseline's version re-run beside it, 10 repeats each`), or "" without one."""
     seq = case.sequential
     if seq is None or seq.control is None or not seq.control.repeats:
         return ""
     control = seq.control
-    return (
-        f"the baseline's version re-run beside it: {control.repeats} repeats, "
-        f"and {control.candidate_repeats} more of this version"
+    each = (
+        f"{control.repeats} repeats each"
+        if control.repeats == control.candidate_repeats
+        else f"{control.repeats} repeats, {control.candidate_repeats} of the candidate"
     )
+    if not against_control(case):
+        return f"confirmed against the baseline's version re-run beside it: {each}"
+    return f"judged against the baseline's version re-run beside it: {each}"
 
 
 def possible_drop(s: ScorerReport) -> float | None:
@@ -140,7 +144,7 @@ def _numbers(case: CaseReport, s: ScorerReport) -> str:
     if b.k is None or b.n is None:
         return passed(c)
     if against_control(case):
-        return f"{passed(c)}, the baseline's version re-run beside it {b.k} of {b.n}"
+        return f"{passed(c)}, the re-run baseline {b.k} of {b.n}"
     return f"{passed(c)}, was {b.k} of {b.n}"
 
 
@@ -172,17 +176,11 @@ def case_words(case: CaseReport) -> Phrase:
     if case.verdict == "unchanged":
         drop = possible_drop(s)
         if drop is not None:
-            where = " beside the baseline's version re-run" if against_control(case) else ""
+            where = " beside the re-run baseline" if against_control(case) else ""
             return Phrase(
                 "", "", f"no drop over {drop:.2f} found in {s.candidate.n} repeats{where}"
             )
-    words = _numbers(case, s)
-    control = seq.control if seq is not None else None
-    if control is not None and control.repeats and not against_control(case):
-        words += (
-            f"; worse than the baseline's version re-run beside it too ({control.repeats} each)"
-        )
-    return Phrase(scorer_title(s), scorer_name(s), words)
+    return Phrase(scorer_title(s), scorer_name(s), _numbers(case, s))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from noisefloor.report._words import (
     FAILING,
     VERDICT_WORDS,
     case_words,
+    control_words,
     doubt_text,
     failing_outputs,
     headline,
@@ -85,6 +86,9 @@ def _case_row(page: Page, case: CaseReport, column: int) -> None:
 
 
 def _failing_rows(page: Page, case: CaseReport) -> None:
+    control = control_words(case)
+    if control:
+        page.line((f"    {control}", ""))
     for failing in failing_outputs(case):
         page.line((f"    {failing.why}", ""), (f" · r{failing.repeat}: {failing.gist}", "dim"))
 
