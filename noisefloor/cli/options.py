@@ -1,17 +1,16 @@
-"""The command line's shared options and the checks of their values: the parser class that turns
-usage errors into exit 3 instead of argparse's exit 2, and the option groups commands share.
+"""The command line's shared options and the checks of their values: the option groups commands
+share, and the checks that turn a bad value into a usage error naming what was expected.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 from noisefloor.cli.remote_options import remote_options
-from noisefloor.errors import UsageError
 
 # A flag's check, and a help text's defaults, import what they need when the parser is built for
 # the command invoked: `--version` and `--help` load none of it.
@@ -20,7 +19,6 @@ from noisefloor.errors import UsageError
 # need neither
 
 __all__ = [
-    "Parser",
     "alpha_option",
     "executor_option",
     "format_options",
@@ -43,95 +41,6 @@ __all__ = [
 ]
 
 _N = TypeVar("_N", int, float)
-
-
-#: Flags people type from other tools, and the option each one means here.
-SLIPS = {
-    "--json": "--format json",
-    "--markdown": "--format markdown",
-    "--md": "--format markdown",
-    "--junit": "--format junit",
-    "--xml": "--format junit",
-    "--html": "--format html",
-    "--text": "--format terminal",
-    "--verbosity": "-v",
-    "--silent": "-q",
-}
-#: Values people type from other tools, and the choice each one means here.
-VALUE_SLIPS = {"md": "markdown", "txt": "terminal", "text": "terminal", "xml": "junit"}
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3. A flag is
-    never taken from a prefix of another (`--repeat 5` is not `--repeats 5`), and a mistake is
-    answered with the flag, command or value meant when one is close."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(_meant_choice(message), hint=f"`{self.prog} --help` lists the options")
-
-    def parse_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: None = None
-    ) -> argparse.Namespace:
-        """As argparse's, but an argument no parser took is reported by the (sub)command it
-        was given to, with the option meant when one is close (argparse names the top level)."""
-        parsed: argparse.Namespace
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            _invoked(self, parsed)._unknown(extras)
-        return parsed
-
-    def _unknown(self, extras: list[str]) -> NoReturn:
-        import difflib  # only for a command line with a mistake
-
-        known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-        meant = []
-        for flag in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
-            slip = SLIPS.get(flag)
-            if slip is not None and slip.split(" ", 1)[0] in known + ["-v", "-q", "--version"]:
-                meant.append(f"{flag}: did you mean {slip}?")
-                continue
-            close = difflib.get_close_matches(flag, known, n=1)
-            if close:
-                meant.append(f"{flag}: did you mean {close[0]}?")
-        self.error(
-            f"unrecognized arguments: {' '.join(extras)}"
-            + (f" ({'; '.join(meant)})" if meant else "")
-        )
-
-
-def _meant_choice(message: str) -> str:
-    """argparse's "invalid choice" message, shortened to the choice meant when one is close to
-    the value given (or means it elsewhere: `md`); any other message as it is."""
-    import re
-
-    found = re.match(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)$", message)
-    if found is None:
-        return message
-    value = found.group(2)
-    choices = re.findall(r"'([^']*)'", found.group(3)) or found.group(3).split(", ")
-    meant = VALUE_SLIPS.get(value.lower())
-    if meant not in choices:
-        import difflib  # only for a command line with a mistake
-
-        close = difflib.get_close_matches(value, choices, n=1)
-        meant = close[0] if close else None
-    if meant is None:
-        return message
-    return f"argument {found.group(1)}: invalid choice: {value!r} (did you mean {meant!r}?)"
-
-
-def _invoked(parser: Parser, parsed: argparse.Namespace) -> Parser:
-    """The innermost (sub)command `parsed` went through (`baseline deepen`'s own parser)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
-            if isinstance(chosen, Parser):
-                return _invoked(chosen, parsed)
-    return parser
 
 
 def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:

@@ -9,7 +9,8 @@ import argparse
 from noisefloor import __version__
 from noisefloor.cli.commands import COMMANDS
 from noisefloor.cli.help import EXIT_CODES, HelpFormatter, arrange
-from noisefloor.cli.options import Parser, global_options
+from noisefloor.cli.options import global_options
+from noisefloor.cli.usage import Parser
 
 __all__ = ["build_parser", "command_named"]
 

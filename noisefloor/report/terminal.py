@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from noisefloor.report._console import Page, Screen, fit
+from noisefloor.report._console import Page, Screen
 from noisefloor.report._evidence import counts_line, side_text
 from noisefloor.report._usage import usage_text
 from noisefloor.report._words import (
@@ -68,7 +68,8 @@ def _without_path(title: str) -> str:
 
 
 def _case_row(page: Page, case: CaseReport, column: int) -> None:
-    """A case's line, fitted to the width: the scorer's title shortened first, then the case id."""
+    """A case's line, fitted to the width by shortening the scorer's title; when even its name
+    leaves no room, the words go to a row of their own under the case id."""
     phrase = case_words(case)
     word = _word(case.verdict).ljust(column)
     titles = (phrase.title, _without_path(phrase.title), phrase.name) if phrase.title else ("",)
@@ -76,13 +77,14 @@ def _case_row(page: Page, case: CaseReport, column: int) -> None:
     for title in titles:
         tail = f"{title}: {phrase.words}" if title else phrase.words
         if len(word) + len(case.case_id) + len(tail) + 4 <= page.screen.width:
-            break
-    room = page.screen.width - len(word) - len(tail) - 4
-    page.line(
-        (word, _STYLE.get(case.verdict, "")),
-        ("  " + fit(case.case_id, max(room, 16)), "bold"),
-        ("  " + tail, ""),
-    )
+            page.line(
+                (word, _STYLE.get(case.verdict, "")),
+                ("  " + case.case_id, "bold"),
+                ("  " + tail, ""),
+            )
+            return
+    page.line((word, _STYLE.get(case.verdict, "")), ("  " + case.case_id, "bold"))
+    page.para("", tail, indent=column + 2)
 
 
 def _failing_rows(page: Page, case: CaseReport) -> None:
