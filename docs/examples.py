@@ -128,6 +128,7 @@ def _quickstart(s: _Scratch) -> dict[str, str]:
     }
     s.edit(suite, _FRANCE, _MARS)
     out["quickstart-mars"] = s.run("check", suite)
+    out["quickstart-mars-verbose"] = s.run("check", suite, "-v")
     out["quickstart-explain"] = s.run("explain", "capital-of-france")
     s.edit(suite, _MARS, _FRANCE)
     out["deepen"] = s.run("baseline", "deepen", suite)

@@ -229,7 +229,12 @@ def arrange(parser: argparse.ArgumentParser, name: str) -> None:
             group._group_actions.extend(plumbing)
         groups[:] = [g for g in groups if g not in last] + last
         words = [_positional(a) for a in p._positionals._group_actions]
-        p.usage = " ".join([p.prog, *words, "[options]"])
+        required = [
+            f"{a.option_strings[-1]} {a.metavar or a.dest.upper()}"
+            for a in p._actions
+            if a.required and a.option_strings
+        ]
+        p.usage = " ".join([p.prog, *words, *required, "[options]"])
         p.formatter_class = HelpFormatter
         p.epilog = _epilog(path)
 

@@ -52,7 +52,11 @@ def verbosity_of(args: argparse.Namespace) -> int:
     """1 with -v, -1 with -q, else 0."""
     verbose, quiet = getattr(args, "verbose", False), getattr(args, "quiet", False)
     if verbose and quiet:
-        raise UsageError("-v and -q contradict each other", hint="give one of them")
+        command = getattr(args, "command", None) or "COMMAND"
+        raise UsageError(
+            "-v and -q contradict each other",
+            hint=f"give one of them (`noisefloor {command} --help` lists both)",
+        )
     return 1 if verbose else -1 if quiet else 0
 
 

@@ -285,7 +285,7 @@ def _sequential_lines(
     for label, p_b, p_c in SEQUENTIAL_CHANGES:
         got, spent = stats.look_outcome(depth, looks, p_b, p_c)
         fixed = stats.repeats_needed(p_b, p_c, inputs.threshold, power=got, n_baseline=depth)
-        same = f"; a fixed design needs N = {fixed} for as much" if fixed and got >= 0.5 else ""
+        same = f" (a fixed design: N = {fixed})" if fixed and got >= 0.5 else ""
         out.append(f"  pass rate {label}: power {_pct(got)}, {spent:.1f} repeats on it{same}")
     out.append("  candidate repeats an unchanged case takes on average:")
     for p in (1.0, 0.9, 0.7, 0.5):

@@ -312,7 +312,7 @@ def render(report: Report, repeats: Mapping[str, list[SideRepeats]] | None = Non
     for shown, case in enumerate(report.cases):
         detailed = shown < CASES_IN_DETAIL
         # a plot's labels sit in a fixed margin: each title cut to fit it
-        scorers = [(fit(scorer_title(s), 24), s.baseline, s.candidate) for s in case.scorers]
+        scorers = [(fit(scorer_title(s), 20), s.baseline, s.candidate) for s in case.scorers]
         telling = [x for x in scorers if _telling(x[1], x[2])]
         parts = _failing(case)
         if detailed and telling and case.verdict != "unchanged":

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from noisefloor.report._evidence import (
     calls_text,
-    counts_line,
     evidence_line,
     repeats_tag,
     sequential_line,
@@ -49,7 +48,7 @@ def suite_lines(report: Report) -> list[str]:
         k = (rule.K or {}).get("regress")
         parts.append(f"K={k} (thresh {(rule.thresholds or {}).get('regress')})")
     parts.append(calls_text(report))
-    lines = [_runs(report), counts_line(report.counts) + "  |  " + ", ".join(parts)]
+    lines = [_runs(report), ", ".join(parts)]
     sequential = sequential_line(report)
     if sequential is not None:
         lines.append(sequential)

@@ -75,7 +75,7 @@ def test_a_scorer_error_exits_3_unless_continue_on_scorer_error(cli, project, ra
     assert raised["candidate"]["scorer_errors"] == 5 and raised["baseline"]["scorer_errors"] == 0
     assert (contains["baseline"]["k"], contains["candidate"]["k"]) == (5, 0)
     assert (
-        "5 scorer error(s) in alpha: a scorer failed (case alpha, scorer 0:raises_on_lyon, repeat 0: "
+        "5 scorer error(s) in alpha: a scorer failed (case alpha, scorer raises_on_lyon, repeat 0: "
         in result.err
     )
     assert "RuntimeError: cannot handle Lyon" in result.err

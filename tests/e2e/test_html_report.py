@@ -8,10 +8,12 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.servers.llm import LlmServer
 from noisefloor.operations.repeats import OUTPUT_CHARS
 from noisefloor.report.html import CASES_IN_DETAIL
-from tests.browser import needs_chromium, open_page
+from tests.browser import laid_out, needs_chromium, open_page
 from tests.builders import answer_case, fake_suite, http_suite
 from tests.screenshot import quickstart_regression_png
 
@@ -134,6 +136,30 @@ def test_quickstart_regression_in_a_browser(cli, tmp_path):
     assert page.cases == [("capital-of-france", "regressed"), ("refuses-unknown", "unchanged")]
     assert "I don't know." in page.dom
     assert "input changed since the baseline" in page.dom
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_page_takes_the_window_s_width_without_a_horizontal_scroll(cli, tmp_path, width):
+    """The local model's capture (eight cases, long outputs, a plot) photographed in a phone's
+    window and a desktop's: no horizontal scroll, and the page as wide as the window."""
+    pytest.importorskip("PIL")  # matplotlib's own dependency: the html extra has it
+    root = tmp_path / "capture"
+    shutil.copytree(CAPTURE, root)
+    page_file = tmp_path / "capture.html"
+    result = cli(
+        "--root", root, "diff", "--rule", "band", "--format", "html", "--output", page_file
+    )
+    assert result.code == 1, result.err
+    png = tmp_path / f"capture-{width}.png"
+
+    layout = laid_out(page_file, width, png)
+
+    assert layout.window == width
+    assert layout.scroll <= layout.window, layout
+    # the page uses the window: its blocks span it but for the body's padding
+    assert layout.content >= width - 60, layout
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and png.stat().st_size > 10_000
 
 
 @needs_chromium

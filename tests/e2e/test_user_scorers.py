@@ -121,7 +121,7 @@ def test_a_raising_scorer_exits_3_naming_its_file_and_show_prints_the_traceback(
     assert failed.returncode == 3, failed.stdout + failed.stderr
     said = failed.stdout + failed.stderr
     assert (
-        "a scorer failed (case cited, scorer 0:cites_retrieved, repeat 0: "
+        "a scorer failed (case cited, scorer cites_retrieved, repeat 0: "
         "checks.py:8 in cites_retrieved: KeyError: 'quotes')" in said
     )
 
