@@ -2,7 +2,7 @@
 `plan`, `runs` and `explain`, on the quickstart and on a randomized target whose pass rate moves
 from 0.7 to 0.4, as a new user meets them.
 
-Usage: python bench/report_size.py [--columns 80] [--python PYTHON] [--pythonpath DIR]. Each
+Usage: python bench/report_size.py [--columns 80] [--pythonpath DIR] [--depth 100]. Each
 command runs in its own interpreter, as a user runs it, with COLUMNS set and stdout piped;
 `--pythonpath` runs another copy of the package (an older commit's, say) for a before/after.
 """
@@ -65,71 +65,52 @@ def _run(python: str, env: dict[str, str], cwd: Path, *args: str) -> tuple[int, 
     return done.returncode, done.stdout
 
 
-def _measure(name: str, out: str, code: int) -> str:
+def _measured(name: str, result: tuple[int, str]) -> str:
+    code, out = result
     lines = out.splitlines()
     widest = max((len(line) for line in lines), default=0)
     return f"  {name:<34} {len(lines):>5} {widest:>7}  (exit {code})"
 
 
-def scenarios(python: str, env: dict[str, str], work: Path) -> list[str]:
-    """Every output measured, as table rows."""
-    rows = []
-    quick = work / "quickstart"
+def _deep(text: str, depth: int) -> str:
+    """A suite's text with its baseline `depth` repeats deep, for every check of it."""
+    return text.replace("  repeats: 5\n", f"  repeats: 5\n  baseline_repeats: {depth}\n")
+
+
+def scenarios(python: str, env: dict[str, str], work: Path, depth: int) -> list[str]:
+    """Every output measured, as table rows; the baselines adopted at `depth` repeats per case."""
+    quick, moved = work / "quickstart", work / "moved"
     shutil.copytree(ROOT / "examples" / "quickstart", quick)
-    rows.append(
-        _measure(
-            "quickstart: check (adopts)",
-            *_swap(_run(python, env, quick, "check", "suite.yaml", "--jobs", "4")),
-        )
-    )
-    rows.append(
-        _measure(
-            "quickstart: check (unchanged)", *_swap(_run(python, env, quick, "check", "suite.yaml"))
-        )
-    )
-    suite = quick / "suite.yaml"
-    suite.write_text(suite.read_text().replace("capital of France?", "capital of Mars?"))
-    rows.append(
-        _measure(
-            "quickstart: check (Mars)", *_swap(_run(python, env, quick, "check", "suite.yaml"))
-        )
-    )
-    rows.append(
-        _measure(
-            "quickstart: explain", *_swap(_run(python, env, quick, "explain", "capital-of-france"))
-        )
-    )
-    rows.append(
-        _measure("quickstart: plan", *_swap(_run(python, env, quick, "plan", "suite.yaml")))
-    )
-    rows.append(_measure("quickstart: runs", *_swap(_run(python, env, quick, "runs"))))
-    moved = work / "moved"
     moved.mkdir()
     (moved / "target.py").write_text(RANDOMIZED)
-    (moved / "suite.yaml").write_text(RANDOMIZED_SUITE)
-    rows.append(
-        _measure(
-            "0.7 -> 0.4: check (adopts)",
-            *_swap(_run(python, env, moved, "check", "suite.yaml", "--jobs", "4")),
-        )
-    )
-    target = moved / "target.py"
-    target.write_text(RANDOMIZED.replace("RATE = 0.7", "RATE = 0.4"))
-    rows.append(
-        _measure(
-            "0.7 -> 0.4: check",
-            *_swap(_run(python, env, moved, "check", "suite.yaml", "--jobs", "4")),
-        )
-    )
-    rows.append(_measure("0.7 -> 0.4: explain", *_swap(_run(python, env, moved, "explain", "mid"))))
-    rows.append(
-        _measure("0.7 -> 0.4: plan", *_swap(_run(python, env, moved, "plan", "suite.yaml")))
-    )
+    for where, text in ((quick, (quick / "suite.yaml").read_text()), (moved, RANDOMIZED_SUITE)):
+        (where / "suite.yaml").write_text(_deep(text, depth))
+
+    def mars() -> None:
+        suite = quick / "suite.yaml"
+        suite.write_text(suite.read_text().replace("capital of France?", "capital of Mars?"))
+
+    def lower() -> None:
+        (moved / "target.py").write_text(RANDOMIZED.replace("RATE = 0.7", "RATE = 0.4"))
+
+    steps = [
+        ("quickstart: check (adopts)", quick, None, ("check", "suite.yaml", "--jobs", "4")),
+        ("quickstart: check (unchanged)", quick, None, ("check", "suite.yaml")),
+        ("quickstart: check (Mars)", quick, mars, ("check", "suite.yaml")),
+        ("quickstart: explain", quick, None, ("explain", "capital-of-france")),
+        ("quickstart: plan", quick, None, ("plan", "suite.yaml")),
+        ("quickstart: runs", quick, None, ("runs",)),
+        ("0.7 -> 0.4: check (adopts)", moved, None, ("check", "suite.yaml", "--jobs", "4")),
+        ("0.7 -> 0.4: check", moved, lower, ("check", "suite.yaml", "--jobs", "4")),
+        ("0.7 -> 0.4: explain", moved, None, ("explain", "mid")),
+        ("0.7 -> 0.4: plan", moved, None, ("plan", "suite.yaml")),
+    ]
+    rows = []
+    for name, where, before, args in steps:
+        if before is not None:
+            before()
+        rows.append(_measured(name, _run(python, env, where, *args)))
     return rows
-
-
-def _swap(result: tuple[int, str]) -> tuple[str, int]:
-    return result[1], result[0]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -139,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--columns", type=int, default=80)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--pythonpath", type=Path, help="import noisefloor from this directory")
+    parser.add_argument("--depth", type=int, default=100, help="baseline repeats per case")
     args = parser.parse_args(argv)
     drop = ("NOISEFLOOR_", "CI", "GITHUB_", "NO_COLOR", "FORCE_COLOR")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
@@ -147,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         env["PYTHONPATH"] = str(args.pythonpath.resolve())
     with tempfile.TemporaryDirectory(prefix="noisefloor-size-") as tmp:
         env["NOISEFLOOR_ROOT"] = str(Path(tmp) / "store")
-        rows = scenarios(args.python, env, Path(tmp))
+        rows = scenarios(args.python, env, Path(tmp), args.depth)
     print(f"default outputs at COLUMNS={args.columns}, stdout piped")
     print(f"  {'output':<34} {'lines':>5} {'widest':>7}")
     print("\n".join(rows))

@@ -109,6 +109,12 @@ def control_words(case: CaseReport) -> str:
     return f"judged against the baseline's version re-run beside it: {each}"
 
 
+def _same(case: CaseReport) -> bool:
+    """A case whose candidate is the baseline's own version and input: the same samples, so no
+    drop is possible whatever its interval says."""
+    return case.sequential is not None and case.sequential.stopped == "same"
+
+
 def possible_drop(s: ScorerReport) -> float | None:
     """The largest drop in pass rate a scorer's 95% interval of change leaves possible (0 when
     it excludes any drop), or None when the rule computed no interval."""
@@ -246,7 +252,7 @@ def doubts(report: Report) -> list[Doubt]:
     would tell."""
     out = []
     for case in report.cases:
-        if case.verdict != "unchanged":
+        if case.verdict != "unchanged" or _same(case):
             continue
         worst: Doubt | None = None
         for s in case.scorers:
@@ -263,27 +269,29 @@ def doubts(report: Report) -> list[Doubt]:
     return sorted(out, key=lambda d: (-d.drop, d.case_id))
 
 
-def doubt_text(report: Report) -> str | None:
-    """The unchanged cases that stopped with a drop that matters still possible, and the
-    repeats that would rule it out."""
+def doubt_text(report: Report, *, short: bool = False) -> str | None:
+    """The unchanged cases that stopped with a drop that matters still possible, and what would
+    rule it out: the repeats, if the pass rates hold, or a deeper baseline when its own repeats
+    keep the interval open. `short`: in one line of a terminal (the case lines name the drops)."""
     found = doubts(report)
     if not found:
         return None
     matters = min(d.matters for d in found)
+    needed = [d.repeats for d in found]
+    most = max(n for n in needed if n is not None) if all(needed) else None
+    cases = "1 case" if len(found) == 1 else f"{len(found)} cases"
+    if short:
+        fix = f"`--repeats {most}`" if most is not None else "a deeper baseline"
+        return f"{cases} may hide a drop over {matters:.2f}: {fix} could rule it out"
     named = ", ".join(f"{d.case_id} (up to {d.drop:.2f})" for d in found[:3])
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
-    cases = "a case" if len(found) == 1 else f"{len(found)} cases"
     text = f"a drop over {matters:.2f} is still possible in {cases}: {named}{more}; "
-    needed = [d.repeats for d in found]
-    if all(n is not None for n in needed):
-        most = max(n for n in needed if n is not None)
-        text += f"`check --repeats {most}` would rule it out if the pass rates hold"
-    else:
-        text += (
-            "the baseline's repeats keep it open: `noisefloor baseline deepen SUITE`, then check "
-            "again (`noisefloor plan SUITE` weighs the cost)"
-        )
-    return text
+    if most is not None:
+        return text + f"`check --repeats {most}` would rule it out if the pass rates hold"
+    return text + (
+        "the baseline's repeats keep it open: `noisefloor baseline deepen SUITE`, then check "
+        "again (`noisefloor plan SUITE` weighs the cost)"
+    )
 
 
 def headline(report: Report, counts: str) -> str:

@@ -21,6 +21,7 @@ from noisefloor.report._words import (
     failing_outputs,
     headline,
     passed,
+    possible_drop,
 )
 from noisefloor.report.statistics import case_lines, suite_lines
 
@@ -107,8 +108,8 @@ def _collapsed(page: Page, verdict: str, cases: list[CaseReport], column: int) -
 
 
 def _drop(case: CaseReport) -> float | None:
-    from noisefloor.report._words import possible_drop
-
+    if case.sequential is not None and case.sequential.stopped == "same":
+        return None  # the baseline's own samples: nothing could have dropped
     drops = [d for s in case.scorers if (d := possible_drop(s)) is not None]
     return max(drops) if drops else None
 
@@ -171,7 +172,7 @@ def _notes(report: Report, verbosity: int) -> list[str]:
 
 def _tail(page: Page, report: Report, verbosity: int) -> None:
     if verbosity >= 0:
-        doubt = doubt_text(report)
+        doubt = doubt_text(report, short=verbosity == 0)
         if doubt is not None:
             page.para("note:", doubt, "cyan")
         for note in _notes(report, verbosity):

@@ -181,6 +181,22 @@ def test_doubts_are_the_unchanged_cases_whose_interval_reaches_the_drop_that_mat
     )
     text = _words.doubt_text(r)
     assert text is not None and "wide (up to 0.43)" in text and "--repeats 20" in text
+    assert _words.doubt_text(r, short=True) == (
+        "1 case may hide a drop over 0.20: `--repeats 20` could rule it out"
+    )
+
+
+def test_the_baseline_s_own_samples_hide_no_drop() -> None:
+    """A candidate of the baseline's own version and input rests on the same samples: however
+    wide its interval, nothing can have dropped."""
+    same = Sequential(
+        baseline_repeats=5, candidate_repeats=5, screen=5, verdict_repeats=5, stopped="same"
+    )
+    c = case(
+        "c", "unchanged", scorer("0:a", "unchanged", (5, 5), (5, 5), (-0.43, 0.43)), sequential=same
+    )
+    assert _words.doubts(report(c)) == []
+    assert _words.case_words(c).words == "the baseline's own version: the same 5 repeats"
 
 
 # -- failing outputs -------------------------------------------------------------------------
