@@ -197,6 +197,11 @@ def plan_text(
     return "\n".join(out) + "\n"
 
 
+def _scorers_of(held: list[Held]) -> str:
+    cases = len({h.case_id for h in held})
+    return f"{len(held)} scorers of {cases} case{'s' * (cases != 1)}"
+
+
 def _held_lines(held: list[Held], n: int, cap: int, threshold: float) -> list[str]:
     """The smallest drop a check finds from each pass rate the baseline holds, at the first
     look's repeats and at the cap (one-sided Fisher at the per-case threshold)."""
@@ -213,11 +218,7 @@ def _held_lines(held: list[Held], n: int, cap: int, threshold: float) -> list[st
         "each pass rate the baseline holds (one-sided Fisher):"
     ]
     for (k, n_b), found in sorted(groups.items(), key=lambda kv: kv[0][0] / kv[0][1]):
-        which = (
-            f"{found[0].case_id}: {found[0].title}"
-            if len(found) == 1
-            else f"{len(found)} scorers of {len({h.case_id for h in found})} case(s)"
-        )
+        which = f"{found[0].case_id}: {found[0].title}" if len(found) == 1 else _scorers_of(found)
         out.append(
             f"  baseline {k} of {n_b} ({which}): {drop(k, n_b, n)} at {n}, "
             f"{drop(k, n_b, cap)} at {cap}"
