@@ -66,9 +66,7 @@ def test_check_html_opens_in_a_browser_with_the_regressed_case_first(cli, projec
         page.dom.index('data-case="z-drifts"') : page.dom.index('data-case="a-steady"')
     ]
     assert regressed.count('class="repeat status-fail"') == 5
-    assert (
-        "contains &quot;Paris&quot; at answer: &#x27;Paris&#x27; not found at answer" in regressed
-    )
+    assert "contains \"Paris\" at answer: 'Paris' not found at answer" in regressed
     assert "p=" in regressed and "smallest detectable drop" in regressed
     # nothing is fetched: no external resource of any kind
     assert not {"link", "img", "iframe", "object"} & set(page.tags)
