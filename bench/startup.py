@@ -66,21 +66,25 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="noisefloor-startup-") as tmp:
-        work = Path(tmp)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NOISEFLOOR_", "CI"))}
-        env["NOISEFLOOR_ROOT"] = str(work / "store")
-        check = _warm_store(work, env, args.depth)
-        runs: dict[str, tuple[list[str], dict[str, str] | None]] = {
-            name: (argv, None) for name, argv in COMMANDS.items()
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("NOISEFLOOR_", "CI"))}
+        runs: dict[str, tuple[list[str], dict[str, str] | None, Path | None]] = {
+            name: (argv, None, None) for name, argv in COMMANDS.items()
         }
-        runs["noisefloor check (warm store)"] = (check, env)
+        copies: dict[str, dict[str, str]] = {"noisefloor check (warm store)": {}}
         if args.other is not None:
-            other = {**env, "PYTHONPATH": str(args.other.resolve())}
-            runs["noisefloor check (warm store), --other"] = (check, other)
+            copies["noisefloor check (warm store), --other"] = {
+                "PYTHONPATH": str(args.other.resolve())
+            }
+        for i, (name, extra) in enumerate(copies.items()):
+            # a store of each copy's own: a copy may not read the derived files another wrote
+            work = Path(tmp) / str(i)
+            work.mkdir()
+            env = {**clean, **extra, "NOISEFLOOR_ROOT": str(work / "store")}
+            runs[name] = (_warm_store(work, env, args.depth), env, work)
         times: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.rounds):
-            for name, (argv, run_env) in runs.items():
-                times[name].append(one(argv, run_env, work))
+            for name, (argv, run_env, cwd) in runs.items():
+                times[name].append(one(argv, run_env, cwd))
     reference = median(times["python -c pass"])
     print(f"start-up, medians of {args.rounds} alternated rounds")
     print(f"  python -c pass (the interpreter's start-up): {1000 * reference:.1f} ms")

@@ -18,6 +18,7 @@ __all__ = [
     "FAILING",
     "Doubt",
     "Failing",
+    "Phrase",
     "VERDICT_WORDS",
     "against_control",
     "candidate_split",
