@@ -47,7 +47,7 @@ def render_runs(rows: list[dict[str, Any]], screen: Screen | None = None) -> str
     """The rows as an aligned table; `*` marks each suite's baseline, and a last column names
     the run each re-scoring was made from, when there is one. A table wider than the screen
     drops, in turn, the suite when every run is of one, the labels when there are none, the
-    target version and the time's seconds; then its lines are cut."""
+    target version and the start time (a run id is that time); then its lines are cut."""
     width = (screen or Screen()).width
     columns = [
         ("run_id", "run id"),
@@ -66,16 +66,13 @@ def render_runs(rows: list[dict[str, Any]], screen: Screen | None = None) -> str
         droppable.append("suite")
     if not any(r["label"] for r in rows):
         droppable.append("label")
-    droppable.append("target_key")
+    droppable += ["target_key", "started_at"]  # (a run id is the time it started)
     out = _table(rows, columns)
     for key in droppable:
         if max(map(len, out)) <= width:
             break
         columns = [c for c in columns if c[0] != key]
         out = _table(rows, columns)
-    if max(map(len, out)) > width:
-        short = [{**r, "started_at": str(r["started_at"])[:16]} for r in rows]
-        out = _table(short, columns)
     out = [line if len(line) <= width else line[: width - 1] + "…" for line in out]
     if any(r["baseline"] for r in rows):
         out.append("(* the suite's baseline)")
