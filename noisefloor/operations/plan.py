@@ -281,12 +281,12 @@ def _sequential_lines(
         + " / ".join(f"{s:.3g}" for s in shares)
         + " across the looks, futility bounds "
         + " / ".join(f"{f:g}" for f in looks.futility)
-        + ":",
+        + " (fixed: the repeats per case a fixed design needs for as much power):",
     ]
     for label, p_b, p_c in SEQUENTIAL_CHANGES:
         got, spent = stats.look_outcome(depth, looks, p_b, p_c)
         fixed = stats.repeats_needed(p_b, p_c, inputs.threshold, power=got, n_baseline=depth)
-        same = f" (a fixed design: N = {fixed})" if fixed and got >= 0.5 else ""
+        same = f"; fixed: N = {fixed}" if fixed and got >= 0.5 else ""
         out.append(f"  pass rate {label}: power {_pct(got)}, {spent:.1f} repeats on it{same}")
     out.append("  candidate repeats an unchanged case takes on average:")
     for p in (1.0, 0.9, 0.7, 0.5):
