@@ -154,7 +154,6 @@ PLUMBING = (
     "--executor",
     "--lock-timeout",
     "--fresh",
-    "--replace",
     "--remote",
     "--offline",
     "--branch",
@@ -208,6 +207,8 @@ def arrange(parser: argparse.ArgumentParser, name: str) -> None:
     """Lay out the help of a command (and of its subcommands) named `name`: a short usage line,
     the leading options first, the plumbing in a group after the command's own groups, the
     options of every command last, then its examples and the exit codes."""
+    # argparse keeps a parser's groups and their actions in lists of its own: moving actions
+    # between them is the one way to order its help, as docs/references.py reads them
     for path, p in _leaves(parser, name):
         groups = p._action_groups
         last = [g for g in groups if g.title == "every command"]

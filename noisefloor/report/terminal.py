@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from noisefloor.model.verdict import scorer_title
 from noisefloor.report._console import Page, Screen
 from noisefloor.report._evidence import counts_line, side_text
 from noisefloor.report._usage import usage_text
@@ -217,8 +218,6 @@ def _run_case(page: Page, case: SummaryCase, titles: dict[str, str], verbosity: 
 
 def render_run(summary: RunSummary, screen: Screen | None = None, verbosity: int = 0) -> str:
     """A run without comparison: its id and calls, then per case the scorer that passed least."""
-    from noisefloor.model.verdict import scorer_title
-
     page = Page(screen or Screen())
     run = summary.run
     page.line((f"{run.suite}: run {run.run_id}", "bold"))
