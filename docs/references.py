@@ -75,7 +75,7 @@ def _help_of(action: argparse._SubParsersAction[Any], name: str) -> str:
 
 
 #: The options every command accepts before or after its name.
-_GLOBAL = ("root", "debug")
+_GLOBAL = ("root", "debug", "verbose", "quiet")
 
 
 def _cell(text: str) -> str:
@@ -182,12 +182,30 @@ def _groups(parser: argparse.ArgumentParser) -> list[str]:
     """The descriptions of named argument groups (`sequential repeats`, `endpoint`)."""
     out = []
     for group in parser._action_groups:
-        if group.title in ("positional arguments", "options", "optional arguments"):
+        if group.title in (
+            "positional arguments",
+            "options",
+            "optional arguments",
+            "every command",
+        ):
             continue
         if group.description and group._group_actions:
             flags = ", ".join(f"`{a.option_strings[0]}`" for a in group._group_actions)
             out += [f"*{group.title}* ({flags}): {' '.join(group.description.split())}", ""]
     return out
+
+
+def _examples(prog: str) -> list[str]:
+    """The two examples its `--help` ends with, each with what it does."""
+    from noisefloor.cli.help import EXAMPLES
+
+    examples = EXAMPLES.get(prog.removeprefix("noisefloor "))
+    if examples is None:
+        return []
+    lines = ["Examples:", "", "```text"]
+    for command, does in examples:
+        lines += [f"{command}", f"    {does}"]
+    return [*lines, "```", ""]
 
 
 def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
@@ -199,7 +217,9 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
         _GENERATED,
         "Every command and every flag, read from the parser that `noisefloor` itself uses.",
         "`noisefloor COMMAND --help` prints the same. `--root DIR` (the store root, env",
-        "`NOISEFLOOR_ROOT`, default `.noisefloor`) and `--debug` work before or after the command.",
+        "`NOISEFLOOR_ROOT`, default `.noisefloor`), `--debug`, `-v` (the statistics behind each",
+        "verdict) and `-q` (the outcome and what failed) work before or after the command. No flag",
+        "is taken from a prefix of another: `--repeat 5` is an error that names `--repeats`.",
         "",
         "```text",
         parser.epilog.strip() if parser.epilog else "",
@@ -230,6 +250,7 @@ def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
             *_groups(sub),
             *_arguments(prog, sub),
             *_command_table(sub),
+            *_examples(prog),
         ]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from noisefloor.cli.inputs import open_store, resolved_of, store_of, suites_store
 from noisefloor.cli.options import (
-    Parser,
     executor_option,
     global_options,
     jobs_option,
@@ -19,6 +18,7 @@ from noisefloor.cli.options import (
     repeats_option,
 )
 from noisefloor.cli.remote_options import branch_option, remote_options
+from noisefloor.cli.usage import Parser
 from noisefloor.errors import NoisefloorError, UsageError
 
 if TYPE_CHECKING:

@@ -5,6 +5,7 @@ with its arguments and its handler.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from noisefloor.cli.inputs import resolved_of, store_of, suite_name
@@ -16,7 +17,7 @@ from noisefloor.cli.options import (
     repeat_count,
     repeats_option,
 )
-from noisefloor.cli.output import emit
+from noisefloor.cli.output import emit, screen_of
 from noisefloor.errors import UsageError
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
@@ -149,21 +150,20 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from noisefloor.operations.plan import plan_text
+    from noisefloor.report._console import wrapped
 
-    emit(
-        plan_text(
-            suite_path=args.suite,
-            repeats=args.repeats,
-            cases=args.cases,
-            alpha=resolved_of(args).rule.alpha,
-            power=args.power,
-            store=store_of(args, read_only=True),
-            max_repeats=args.max_repeats,
-            baseline_repeats=args.baseline_repeats,
-            drift=args.drift,
-        ),
-        args,
+    text = plan_text(
+        suite_path=args.suite,
+        repeats=args.repeats,
+        cases=args.cases,
+        alpha=resolved_of(args).rule.alpha,
+        power=args.power,
+        store=store_of(args, read_only=True),
+        max_repeats=args.max_repeats,
+        baseline_repeats=args.baseline_repeats,
+        drift=args.drift,
     )
+    emit(wrapped(text, screen_of(sys.stdout)), args)
     return 0
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from noisefloor.cli.commands import COMMANDS
+from noisefloor.cli.output import verbosity_of
 from noisefloor.cli.parser import build_parser, command_named
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
@@ -28,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in args_list
     try:
         args = parser.parse_args(args_list)
+        verbosity_of(args)  # -v with -q: refused before the command runs
         if args.command is None:
             # a usage error like any other: the help goes to stderr, stdout stays empty
             parser.print_help(sys.stderr)

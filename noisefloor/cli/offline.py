@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from noisefloor.cli.inputs import open_store, resolved_of, store_of, suite_name
 from noisefloor.cli.options import format_options, html_file, min_valid_option, rule_options
-from noisefloor.cli.output import emit, report_out
+from noisefloor.cli.output import emit, report_out, screen_of, verbosity_of
 from noisefloor.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -119,7 +119,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from noisefloor.suite.load import load_suite
 
     result = rescore_run(store_of(args), load_suite(args.suite), args.run)
-    emit(render_run(run_summary(result), args.format), args)
+    screen, verbosity = screen_of(sys.stdout), verbosity_of(args)
+    emit(render_run(run_summary(result), args.format, screen=screen, verbosity=verbosity), args)
     return 0
 
 
@@ -177,7 +178,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         suite_name(args.suite),
         min_valid=resolved.rule.min_valid,
     )
-    emit(render(found, args.format), args)
+    emit(render(found, args.format, screen_of(sys.stdout), verbosity_of(args)), args)
     if found.unmeasured:
         print(f"error: {found.unmeasured}", file=sys.stderr)
         return int(ExitCode.HARNESS)

@@ -1,17 +1,16 @@
-"""The command line's shared options and the checks of their values: the parser class that turns
-usage errors into exit 3 instead of argparse's exit 2, and the option groups commands share.
+"""The command line's shared options and the checks of their values: the option groups commands
+share, and the checks that turn a bad value into a usage error naming what was expected.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 from noisefloor.cli.remote_options import remote_options
-from noisefloor.errors import UsageError
 
 # A flag's check, and a help text's defaults, import what they need when the parser is built for
 # the command invoked: `--version` and `--help` load none of it.
@@ -20,7 +19,6 @@ from noisefloor.errors import UsageError
 # need neither
 
 __all__ = [
-    "Parser",
     "alpha_option",
     "executor_option",
     "format_options",
@@ -43,49 +41,6 @@ __all__ = [
 ]
 
 _N = TypeVar("_N", int, float)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a usage error, our "broken": raise instead, mapped to 3."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message, hint=f"`{self.prog} --help` lists the options")
-
-    def parse_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: None = None
-    ) -> argparse.Namespace:
-        """As argparse's, but an argument no parser took is reported by the (sub)command it
-        was given to, with the option meant when one is close (argparse names the top level)."""
-        parsed: argparse.Namespace
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            _invoked(self, parsed)._unknown(extras)
-        return parsed
-
-    def _unknown(self, extras: list[str]) -> NoReturn:
-        import difflib  # only for a command line with a mistake
-
-        known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-        meant = [
-            f"{flag}: did you mean {close[0]}?"
-            for flag in (e.split("=", 1)[0] for e in extras if e.startswith("--"))
-            for close in [difflib.get_close_matches(flag, known, n=1)]
-            if close
-        ]
-        self.error(
-            f"unrecognized arguments: {' '.join(extras)}"
-            + (f" ({'; '.join(meant)})" if meant else "")
-        )
-
-
-def _invoked(parser: Parser, parsed: argparse.Namespace) -> Parser:
-    """The innermost (sub)command `parsed` went through (`baseline deepen`'s own parser)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
-            if isinstance(chosen, Parser):
-                return _invoked(chosen, parsed)
-    return parser
 
 
 def _parse(kind: Callable[[str], _N], text: str, what: str) -> _N:
@@ -145,8 +100,28 @@ def non_negative(text: str) -> float:
 
 
 def global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """--root and --debug, accepted before or after the subcommand."""
+    """-v, -q, --root and --debug, accepted before or after the subcommand (a subcommand lists
+    them last, in a group of their own)."""
     default: Any = None if top else argparse.SUPPRESS
+    if not top:
+        parser = parser.add_argument_group(  # type: ignore[assignment]
+            "every command", "Accepted before or after the command's name, as -v and -q are."
+        )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="more detail: the statistics behind each verdict (intervals, tests against their "
+        "thresholds, looks, controls, the design)",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="less: the outcome, what failed and the warnings",
+    )
     parser.add_argument(
         "--root",
         default=default,
@@ -382,6 +357,10 @@ def format_options(parser: argparse.ArgumentParser) -> None:
 def rule_options(parser: argparse.ArgumentParser) -> None:
     from noisefloor.settings import MIN_EFFECT, RELATIVE_EFFECT, RuleName, RuleSettings
 
+    group = parser.add_argument_group(
+        "decision rule", "How a change is judged: the rule, its false-alarm rate and thresholds."
+    )
+    parser = group  # type: ignore[assignment]
     parser.add_argument(
         "--rule",
         choices=tuple(RuleName),

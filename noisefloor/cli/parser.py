@@ -8,19 +8,11 @@ import argparse
 
 from noisefloor import __version__
 from noisefloor.cli.commands import COMMANDS
-from noisefloor.cli.options import Parser, global_options
+from noisefloor.cli.help import EXIT_CODES, HelpFormatter, arrange
+from noisefloor.cli.options import global_options
+from noisefloor.cli.usage import Parser
 
 __all__ = ["build_parser", "command_named"]
-
-
-_EXIT_CODES = """exit codes:
-  0    nothing regressed
-  1    a case regressed (with --strict, also an inconclusive one)
-  2    a case is broken: the target no longer produces valid results
-  3    the harness, its configuration or its invocation is wrong
-  130  interrupted by Ctrl-C (SIGINT); finished samples are kept
-  143  stopped by SIGTERM; finished samples are kept
-"""
 
 
 def command_named(argv: list[str]) -> str | None:
@@ -30,8 +22,7 @@ def command_named(argv: list[str]) -> str | None:
         argv: The command-line arguments.
 
     Returns:
-        The first argument that is neither an option nor `--root`'s value (which argparse also
-        takes from any prefix of `--root` of three letters or more), when it names a command;
+        The first argument that is neither an option nor `--root`'s value, when it names a command;
         "" when it names none (`--help`, `--version`, an unknown command); None after `--`.
     """
     value = False
@@ -40,7 +31,7 @@ def command_named(argv: list[str]) -> str | None:
             value = False
         elif arg == "--":
             return None
-        elif arg.startswith("--r") and "--root".startswith(arg):
+        elif arg == "--root":
             value = True
         elif not arg.startswith("-"):
             return arg if arg in COMMANDS else ""
@@ -54,8 +45,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="noisefloor",
         description="A regression gate for programs that don't give the same answer twice.",
-        epilog=_EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXIT_CODES,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"noisefloor {__version__}")
     global_options(parser, top=True)
@@ -63,6 +54,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.description or command.help)
         if only in (None, name):
-            global_options(p, top=False)
             command.add_arguments(p)
+            global_options(p, top=False)
+            arrange(p, name)
     return parser

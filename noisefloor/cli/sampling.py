@@ -20,7 +20,7 @@ from noisefloor.cli.options import (
     sampling_options,
     sequential_options,
 )
-from noisefloor.cli.output import emit, report_out
+from noisefloor.cli.output import emit, report_out, screen_of, verbosity_of
 from noisefloor.cli.remote_options import branch_option
 from noisefloor.errors import ExitCode, UsageError
 
@@ -127,7 +127,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from noisefloor.report import render_run
 
     result, _ = _sample(args, run_suite)
-    emit(render_run(run_summary(result), getattr(args, "format", "terminal")), args)
+    fmt, screen = getattr(args, "format", "terminal"), screen_of(sys.stdout)
+    emit(render_run(run_summary(result), fmt, screen=screen, verbosity=verbosity_of(args)), args)
     if args.set_baseline:
         print(f"baseline of {result.run.suite!r} is now {result.run.run_id}", file=sys.stderr)
     return int(ExitCode.HARNESS) if result.unmeasured else 0  # (its cause is in the summary)

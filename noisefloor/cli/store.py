@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from noisefloor.cli.inputs import store_of, suite_name, suites_store
-from noisefloor.cli.options import Parser, global_options
-from noisefloor.cli.output import emit
+from noisefloor.cli.options import global_options
+from noisefloor.cli.output import emit, screen_of
 from noisefloor.cli.remote_options import branch_option, remote_options
+from noisefloor.cli.usage import Parser
 from noisefloor.errors import ExitCode, NoisefloorError, UsageError
 
 # Each handler imports its operation when it runs: `--help` and the other commands load none of it.
@@ -234,7 +235,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
         emit(render(rows), args)
     else:
-        emit(render_runs(rows), args)
+        emit(render_runs(rows, screen_of(sys.stdout)), args)
     return 0
 
 

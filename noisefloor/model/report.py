@@ -5,10 +5,13 @@ The JSON report is `Report.dump()`; a key a model does not set is absent, as bef
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from noisefloor.model.parts import Part, Side, Usage
-from noisefloor.model.verdict import Verdict
+from noisefloor.model.verdict import Verdict, side, title_of
+
+if TYPE_CHECKING:
+    from noisefloor.model.records import ScorerBand
 from noisefloor.settings import RuleName
 
 __all__ = [
@@ -108,6 +111,9 @@ class ScorerReport(Part):
     baseline: Side
     candidate: Side
     evidence: Evidence
+    title: str | None = None
+    """The scorer as a person reads it: its name and the parameters that tell it apart
+    (`contains "Paris" at answer`), as `model.verdict.scorer_title` words it."""
 
 
 class ValidCounts(Part):
@@ -206,9 +212,25 @@ class ComparedScorer(Part):
     baseline: Side
     candidate: Side
     evidence: Evidence
+    title: str | None = None
+    """The scorer as a person reads it (`ScorerReport.title`)."""
     gate: Gate | None = None
     """Rule exact, on a scorer waiting for `decide`: the thresholds it is judged by."""
     pending: bool | None = None
+
+    @classmethod
+    def between(
+        cls, key: str, base: ScorerBand | None, cand: ScorerBand | None, **fields: Any
+    ) -> ComparedScorer:
+        """A scorer's two bands as a rule starts comparing them: both sides' numbers, its title,
+        no evidence yet unless `fields` give it."""
+        return cls(
+            key=key,
+            baseline=Side.model_validate(side(base)),
+            candidate=Side.model_validate(side(cand)),
+            title=title_of(base, cand),
+            **{"evidence": Evidence(), **fields},
+        )
 
 
 class ComparedCase(Part):
@@ -403,6 +425,9 @@ class Report(Part):
     cases: list[CaseReport]
     """Worst first, then by case id."""
     warnings: list[str]
+    notes: list[str] = []
+    """Of `warnings`, those that tell of a routine event (an adoption, a change of the target's
+    version) rather than of something that may be wrong: the terminal prints them as `note:`."""
     counts: dict[str, int]
     """Cases per verdict."""
     exit_code: int

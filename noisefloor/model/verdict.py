@@ -19,6 +19,8 @@ __all__ = [
     "label_order",
     "round6",
     "scorer_pairs",
+    "scorer_title",
+    "title_of",
     "side",
     "unjudged",
     "worst",
@@ -60,6 +62,50 @@ def scorer_pairs(
     cand_scorers = {s.label: s for s in cand.scorers} if cand else {}
     labels = sorted(set(base_scorers) | set(cand_scorers), key=label_order)
     return [(label, base_scorers.get(label), cand_scorers.get(label)) for label in labels]
+
+
+#: Parameter values a title leaves out: the built-in scorers' defaults that say nothing.
+_QUIET = {("direction", "higher_is_better"), ("aggregate", "min"), ("count", "completion")}
+#: Characters of one parameter's value a title shows.
+_VALUE_CHARS = 24
+
+
+def _shown_value(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def scorer_title(name: str, params: dict[str, Any]) -> str:
+    """A scorer as a person reads it: its name, then each parameter that tells it apart, a
+    `path` last (`contains "Paris" at answer`, `latency max_s=2`, `json_valid`).
+
+    Text and lists are shown as values, numbers with their name; a parameter that is unset,
+    false, empty or a built-in default that says nothing is left out.
+    """
+    parts = [name]
+    for key, value in params.items():
+        quiet = isinstance(value, str) and (key, value) in _QUIET
+        if key == "path" or value is None or value is False or value in ("", [], {}) or quiet:
+            continue
+        if value is True:
+            parts.append(key)
+        elif isinstance(value, int | float):
+            parts.append(f"{key}={_shown_value(value)}")
+        else:
+            parts.append(_shown_value(value))
+    path = params.get("path")
+    if isinstance(path, str) and path:
+        parts.append(f"at {path}")
+    return " ".join(parts)
+
+
+def title_of(base: ScorerBand | None, cand: ScorerBand | None) -> str | None:
+    """The title of a scorer compared on two sides: as the candidate defines it, else as the
+    baseline did."""
+    band = cand or base
+    return None if band is None else scorer_title(band.name, band.params)
 
 
 def unjudged(frame: dict[str, Any] | None) -> str:

@@ -397,6 +397,9 @@ def ab_suite(
         report.target_change = TargetChange.model_validate(change.as_dict())
         notes.append(change.message(shown_path(suite.path)))
     report.warnings[:0] = notes
+    # which arms were sampled, and what moved the version, are routine; both arms one version
+    # may not be what was meant
+    report.notes = notes if not same else notes[1:]
     report.warnings += redactor.warnings()
     report.calls = calls
     attach_usage(report, cand_built, usage)

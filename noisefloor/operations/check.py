@@ -21,7 +21,7 @@ from noisefloor.model.report import (
     TargetChange,
     Work,
 )
-from noisefloor.model.verdict import Verdict, case_frame, side
+from noisefloor.model.verdict import Verdict, case_frame, scorer_title, side
 from noisefloor.operations.concurrent_control import ConcurrentControl
 from noisefloor.operations.cost_budget import check_priced, cost_budget
 from noisefloor.operations.run import RunOptions, RunResult, attach_usage, run_session, run_suite
@@ -89,6 +89,7 @@ def adoption_report(
                         baseline=Side(),
                         candidate=Side.model_validate(side(s)),
                         evidence=Evidence(),
+                        title=scorer_title(s.name, s.params),
                     )
                     for s in band.scorers
                 ],
@@ -128,6 +129,8 @@ def adoption_report(
         "adopted": adopted,
         "cases": cases,
         "warnings": [note, *served_warnings(run, "run"), *result.warnings],
+        # a clean adoption is routine; one refused or made with unusable cases may be wrong
+        "notes": [note] if adopted and not unusable else [],
         "runs": Runs(candidate=run_summary(run)),
         "calls": run.calls,
         "work": Work.model_validate(result.stats.as_dict()),
@@ -268,6 +271,7 @@ def check_suite(
     if change is not None:
         report.target_change = TargetChange.model_validate(change.as_dict())
         report.warnings.append(change.message(shown_path(suite.path)))
+        report.notes = [*report.notes, report.warnings[-1]]  # an edit of the target is routine
     index_run(store, run)
     report.calls = run.calls
     attach_usage(report, built, usage)

@@ -25,8 +25,10 @@ from noisefloor.suite.load import load_suite
 __all__ = [
     "CHANGES",
     "SEQUENTIAL_CHANGES",
+    "Held",
     "PlanInputs",
     "drift_flagged",
+    "held_rates",
     "plan_inputs",
     "plan_text",
 ]
@@ -54,18 +56,26 @@ class PlanInputs:
     alpha: float
     threshold: float
     source: str
+    held: list[Held] | None = None
+    """The pass rates the suite's baseline holds, when the store has it."""
 
 
 def plan_inputs(
-    suite_path: Path | None, repeats: int | None, cases: int | None, alpha: float, store: Store
+    suite_path: Path | None,
+    repeats: int | None,
+    cases: int | None,
+    alpha: float,
+    store: Store,
+    baseline_repeats: int | None = None,
 ) -> PlanInputs:
     """Take N and M from the flags, else the suite; the threshold from the suite's baseline.
 
-    With a baseline, the threshold is Tarone's alpha/K for an unchanged rerun of it (cases that
-    always pass cost nothing); without one, or without its samples, it is Bonferroni's alpha/M.
+    With a baseline, the threshold is Tarone's alpha/K for an unchanged rerun of its deep pool
+    (the newest `baseline_repeats` of its samples, as a check compares with; cases that always
+    pass cost nothing); without one, or without its samples, it is Bonferroni's alpha/M.
     """
     source = "flags"
-    pmins: list[float] | None = None
+    held: list[Held] | None = None
     if suite_path is not None:
         suite = load_suite(suite_path)
         repeats = repeats or min(c.repeats for c in suite.cases)
@@ -73,24 +83,37 @@ def plan_inputs(
         source = f"suite {suite.name}"
         pointer = store.baseline(suite.name)
         if pointer is not None:
-            pmins = _baseline_pmins(store, suite.name, pointer.run_id, repeats)
+            depth = baseline_repeats or suite.defaults.baseline_repeats or BASELINE_REPEATS
+            held = held_rates(store, suite.name, pointer.run_id, depth)
             source += f", baseline {pointer.run_id}"
-            if pmins is None:
+            if held is None:
                 source += " without its samples: K = M"
     repeats = repeats or REPEATS
     cases = cases or PLAN_CASES
+    pmins = _pmins(held, repeats) if held else None
     threshold = stats.tarone_threshold(pmins, alpha) if pmins else alpha / cases
-    return PlanInputs(repeats, cases, alpha, threshold, source)
+    return PlanInputs(repeats, cases, alpha, threshold, source, held)
 
 
-def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list[float] | None:
-    """Smallest attainable p of every scorer of every case, for a rerun like the baseline.
+@dataclass(frozen=True)
+class Held:
+    """A pass rate the baseline holds: (passes, repeats) of one scorer of one case, over the deep
+    pool a check compares with."""
 
-    The gate's Tarone correction counts one pass-rate test per scorer and case, so the plan does.
-    """
+    case_id: str
+    title: str
+    k: int
+    n: int
 
-    run = store.load_run(suite, run_id)
-    pmins = []
+
+def held_rates(store: Store, suite: str, run_id: str, depth: int) -> list[Held] | None:
+    """Every scorer's pass count of every case over the deep pool of the suite's baseline (the
+    newest `depth` repeats its sample directories hold); None when its samples are missing."""
+    from noisefloor.model.verdict import scorer_title
+    from noisefloor.store.pool import pooled_baseline
+
+    run = pooled_baseline(store, store.load_run(suite, run_id), depth)
+    found = []
     for case in run.cases:
         paths = store.sample_paths(case)
         if case.scorers and not all(p.exists() for p in paths):
@@ -99,11 +122,16 @@ def _baseline_pmins(store: Store, suite: str, run_id: str, repeats: int) -> list
             score = score_case(case.case_id, use, paths)
             n = sum(1 for r in score.repeats if r.status.value in ("pass", "fail", "target_error"))
             k = sum(1 for r in score.repeats if r.status.value == "pass")
-            if n == 0:
-                continue
-            k_at_n = round(k / n * repeats)
-            pmins.append(stats.fisher_regress_min(k_at_n, repeats, k_at_n, repeats))
-    return pmins
+            if n:
+                found.append(Held(case.case_id, scorer_title(use.name, use.params), k, n))
+    return found
+
+
+def _pmins(held: list[Held], repeats: int) -> list[float]:
+    """Smallest attainable p of every scorer of every case, for a candidate of `repeats` that
+    passes as the baseline does: the gate's Tarone correction counts one pass-rate test per
+    scorer and case, so the plan does."""
+    return [stats.fisher_regress_min(h.k, h.n, round(h.k / h.n * repeats), repeats) for h in held]
 
 
 def _pct(x: float) -> str:
@@ -123,7 +151,7 @@ def plan_text(
     drift: float | None = None,
 ) -> str:
     """The plan as text: detectable drops at this N, power, and the N each change needs."""
-    inputs = plan_inputs(suite_path, repeats, cases, alpha, store)
+    inputs = plan_inputs(suite_path, repeats, cases, alpha, store, baseline_repeats)
     n, thr = inputs.repeats, inputs.threshold
     out = [
         f"N = {n} repeats per side, M = {inputs.cases} cases, alpha = {alpha} family-wise ({inputs.source})",
@@ -135,12 +163,19 @@ def plan_text(
             "real baseline is usually smaller, see `plan SUITE`)"
         ),
         "",
-        "smallest detectable drop in pass rate at this N (observed baseline rate -> one-sided Fisher):",
     ]
-    for k_b in sorted({n, round(0.9 * n), round(0.8 * n)}, reverse=True):
-        mde = stats.min_detectable_drop(k_b, n, n, thr)
-        shown = f"{mde:.2f}" if mde is not None else "none: no drop is detectable at this N"
-        out.append(f"  baseline {k_b}/{n}: {shown}")
+    if inputs.held:
+        cap = _depths(suite_path, store, max_repeats, baseline_repeats)[0]
+        out += _held_lines(inputs.held, n, cap, thr)
+    else:
+        out.append(
+            "smallest detectable drop in pass rate at this N (observed baseline rate -> "
+            "one-sided Fisher):"
+        )
+        for k_b in sorted({n, round(0.9 * n), round(0.8 * n)}, reverse=True):
+            mde = stats.min_detectable_drop(k_b, n, n, thr)
+            shown = f"{mde:.2f}" if mde is not None else "none: no drop is detectable at this N"
+            out.append(f"  baseline {k_b}/{n}: {shown}")
     out += ["", f"power at N = {n}, and repeats per side needed for {power:.0%} power:"]
     for label, p_b, p_c in CHANGES:
         got = stats.fisher_power(n, n, p_b, p_c, thr)
@@ -160,6 +195,35 @@ def plan_text(
         "A case reported unchanged only shows no change larger than the detectable drop above.",
     ]
     return "\n".join(out) + "\n"
+
+
+def _scorers_of(held: list[Held]) -> str:
+    cases = len({h.case_id for h in held})
+    return f"{len(held)} scorers of {cases} case{'s' * (cases != 1)}"
+
+
+def _held_lines(held: list[Held], n: int, cap: int, threshold: float) -> list[str]:
+    """The smallest drop a check finds from each pass rate the baseline holds, at the first
+    look's repeats and at the cap (one-sided Fisher at the per-case threshold)."""
+
+    def drop(k: int, n_b: int, n_c: int) -> str:
+        found = stats.min_detectable_drop(k, n_b, n_c, threshold)
+        return f"{found:.2f}" if found is not None else "none"
+
+    groups: dict[tuple[int, int], list[Held]] = {}
+    for h in held:
+        groups.setdefault((h.k, h.n), []).append(h)
+    out = [
+        f"smallest drop in pass rate found at {n} candidate repeats and at the cap of {cap}, from "
+        "each pass rate the baseline holds (one-sided Fisher):"
+    ]
+    for (k, n_b), found in sorted(groups.items(), key=lambda kv: kv[0][0] / kv[0][1]):
+        which = f"{found[0].case_id}: {found[0].title}" if len(found) == 1 else _scorers_of(found)
+        out.append(
+            f"  baseline {k} of {n_b} ({which}): {drop(k, n_b, n)} at {n}, "
+            f"{drop(k, n_b, cap)} at {cap}"
+        )
+    return out
 
 
 def _depths(
@@ -217,12 +281,12 @@ def _sequential_lines(
         + " / ".join(f"{s:.3g}" for s in shares)
         + " across the looks, futility bounds "
         + " / ".join(f"{f:g}" for f in looks.futility)
-        + ":",
+        + " (fixed: the repeats per case a fixed design needs for as much power):",
     ]
     for label, p_b, p_c in SEQUENTIAL_CHANGES:
         got, spent = stats.look_outcome(depth, looks, p_b, p_c)
         fixed = stats.repeats_needed(p_b, p_c, inputs.threshold, power=got, n_baseline=depth)
-        same = f"; a fixed design needs N = {fixed} for as much" if fixed and got >= 0.5 else ""
+        same = f"; fixed: N = {fixed}" if fixed and got >= 0.5 else ""
         out.append(f"  pass rate {label}: power {_pct(got)}, {spent:.1f} repeats on it{same}")
     out.append("  candidate repeats an unchanged case takes on average:")
     for p in (1.0, 0.9, 0.7, 0.5):

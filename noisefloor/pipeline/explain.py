@@ -24,6 +24,7 @@ from noisefloor.model.records import (
     ScorerUse,
     repeat_status,
 )
+from noisefloor.model.verdict import scorer_title
 from noisefloor.pipeline.banding import read_sample
 from noisefloor.pipeline.comparison import require_samples
 from noisefloor.pipeline.engine import band_tasks, run_tasks
@@ -31,9 +32,19 @@ from noisefloor.rules.exit_policy import measured_bands, unmeasured_cause
 from noisefloor.store.store import Store
 from noisefloor.targets.base import Outcome, RawSample
 
-__all__ = ["Explanation", "Miss", "Said", "ScorerCounts", "SideExplained", "explain_case"]
+__all__ = [
+    "ControlCounts",
+    "Explanation",
+    "Miss",
+    "Said",
+    "ScorerCounts",
+    "SideExplained",
+    "explain_case",
+]
 
-EXPLAIN_VERSION = 1
+#: Raised when a field changes meaning: 2 counts a sequential check's candidate over the repeats
+#: its verdict rests on, its baseline over the deep pool it was judged against.
+EXPLAIN_VERSION = 2
 #: Characters of one distinct output that an explanation keeps; the diff reads whole outputs.
 SHOWN_CHARS = 2000
 #: Lines of the diff an explanation keeps.
@@ -78,12 +89,28 @@ class Miss(_Model):
 
 
 class ScorerCounts(_Model):
-    """One scorer's passing repeats out of the valid ones, on each side."""
+    """One scorer's passing repeats out of the valid ones, on each side, over the repeats the
+    check's verdict rests on (a sequential check's own windows: the deep baseline's, and the
+    candidate's before any concurrent control)."""
 
     scorer: str
     baseline: tuple[int, int] | None
     """(passed, valid) on the baseline; None when the baseline has no such case."""
     candidate: tuple[int, int]
+    title: str = ""
+    """The scorer as a person reads it (`contains "Paris" at answer`)."""
+
+
+class ControlCounts(_Model):
+    """A concurrent control the check took for the case: repeats of the baseline's version
+    re-run beside as many fresh ones of the candidate, each scorer counted on both."""
+
+    repeats: int
+    """Repeats of the baseline's version the control took."""
+    candidate_repeats: int
+    """Repeats of the candidate taken beside it (counted apart from `Explanation.scorers`)."""
+    scorers: list[ScorerCounts]
+    """Per scorer: `baseline` the control's counts, `candidate` those of the repeats beside it."""
 
 
 class SideExplained(_Model):
@@ -121,41 +148,81 @@ class Explanation(_Model):
     are compared pretty-printed, so that a changed field is a changed line."""
     diff_cut: int = 0
     """Lines of the diff left out past `DIFF_LINES`."""
+    control: ControlCounts | None = None
+    """The concurrent control the check took for this case, if it took one."""
     unmeasured: str | None = None
     """Why the candidate's repeats are too few to judge, in one line, in the words a comparison
     uses: infrastructure errors left it fewer valid repeats than `min_valid` (`explain` then
     exits 3)."""
 
 
+def _windows(
+    cand: RunRecord, case_id: str
+) -> tuple[tuple[int, int, int, int] | None, tuple[int, int, int, int] | None]:
+    """A sequential check's windows of a case: those of the look its verdict comes from (the
+    candidate's first and end repeat, then the deep baseline's), and its concurrent control's
+    (the candidate's beside it, then the control's in the baseline's directory)."""
+    record = cand.sequential
+    if record is None or case_id not in record.last_look:
+        return None, None
+    look = record.looks[record.last_look[case_id]]
+    return look.windows.get(case_id), record.controls.get(case_id)
+
+
+def _window(case: CaseRecord, start: int, end: int) -> CaseRecord:
+    return case.model_copy(update={"start": start, "repeats": end})
+
+
 def explain_case(
     store: Store, base: RunRecord, cand: RunRecord, case_id: str, *, min_valid: int
 ) -> Explanation:
     """Explain `case_id` of `cand` against `base`: both scored with the candidate's scorers;
-    the candidate judged unmeasured as a comparison judges it, by `min_valid`."""
+    the candidate judged unmeasured as a comparison judges it, by `min_valid`. A sequential
+    check's case is counted over the repeats its verdict rests on (the deep baseline's pool,
+    the candidate's repeats before its control), and its concurrent control apart."""
     cand_case = next(c for c in cand.cases if c.case_id == case_id)
     base_case = next((c for c in base.cases if c.case_id == case_id), None)
+    windows, control = _windows(cand, case_id)
+    if base_case is not None and windows is not None:
+        base_case = _window(base_case, windows[2], windows[3])
     cases = [cand_case] if base_case is None else [cand_case, base_case]
+    control_case = None
+    if base_case is not None and control is not None:
+        control_case = _window(base_case, control[2], control[3])
+        cases.append(control_case)
     require_samples(store, cases)
     uses = {case_id: cand_case.scorers}
-    cand_bands = band_tasks(store, cand.suite, [cand_case], uses)
-    base_bands = band_tasks(store, base.suite, cases[1:], uses)
-    run_tasks(store, cand_bands.tasks + base_bands.tasks)
+    # one case per band_tasks call: the control is the baseline's case over another window
+    runs = (cand, base, base)[: len(cases)]
+    sides = [band_tasks(store, r.suite, [c], uses) for r, c in zip(runs, cases, strict=True)]
+    run_tasks(store, [task for side in sides for task in side.tasks])
+    cand_bands = sides[0]
     candidate, cand_whole = _side(store, cand, cand_case, cand_bands.scores[case_id])
     baseline: SideExplained | None = None
     base_whole: list[_Whole] = []
+    controlled: ControlCounts | None = None
     if base_case is not None:
-        baseline, base_whole = _side(store, base, base_case, base_bands.scores[case_id])
+        baseline, base_whole = _side(store, base, base_case, sides[1].scores[case_id])
+        if control is not None and control_case is not None:
+            beside, _ = _side(store, base, control_case, sides[2].scores[case_id])
+            controlled = ControlCounts(
+                repeats=control[3] - control[2],
+                candidate_repeats=control[1] - control[0],
+                scorers=_counts(cand_case.scorers, beside, candidate, (control[0], control[1])),
+            )
     diff_of, diff = _diff(baseline, candidate, base_whole, cand_whole)
     band = store.read_model(cand_bands.bands[case_id], CaseBand)
+    judged = (windows[0], windows[1]) if windows is not None else None
     return Explanation(
         suite=cand.suite,
         case_id=case_id,
         baseline=baseline,
         candidate=candidate,
-        scorers=_counts(cand_case.scorers, baseline, candidate),
+        scorers=_counts(cand_case.scorers, baseline, candidate, judged),
         diff_of=diff_of,
         diff=diff[:DIFF_LINES],
         diff_cut=max(0, len(diff) - DIFF_LINES),
+        control=controlled,
         unmeasured=unmeasured_cause(measured_bands([band]), min_valid),
     )
 
@@ -230,20 +297,31 @@ def _misses(repeat: int, scores: Sequence[tuple[str, RepeatScore]]) -> list[Miss
 
 
 def _counts(
-    uses: Sequence[ScorerUse], baseline: SideExplained | None, candidate: SideExplained
+    uses: Sequence[ScorerUse],
+    baseline: SideExplained | None,
+    candidate: SideExplained,
+    window: tuple[int, int] | None = None,
 ) -> list[ScorerCounts]:
-    def count(side: SideExplained, label: str) -> tuple[int, int]:
+    """Each scorer's (passed, valid) on both sides; the candidate's over `window`'s repeats
+    (first, end) when given, else over all of them."""
+
+    def count(side: SideExplained, label: str, span: tuple[int, int] | None) -> tuple[int, int]:
         missed = [m for m in side.misses if m.scorer in (label, "")]
+        total = side.repeats
+        if span is not None:
+            missed = [m for m in missed if span[0] <= m.repeat < span[1]]
+            total = span[1] - span[0]
         invalid = sum(
             m.status in (RepeatStatus.INFRA_ERROR, RepeatStatus.SCORER_ERROR) for m in missed
         )
-        return side.repeats - len(missed), side.repeats - invalid
+        return total - len(missed), total - invalid
 
     return [
         ScorerCounts(
             scorer=use.label,
-            baseline=count(baseline, use.label) if baseline is not None else None,
-            candidate=count(candidate, use.label),
+            title=scorer_title(use.name, use.params),
+            baseline=count(baseline, use.label, None) if baseline is not None else None,
+            candidate=count(candidate, use.label, window),
         )
         for use in uses
     ]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from noisefloor.model.report import Report
 from noisefloor.model.verdict import Verdict
-from noisefloor.report.terminal import render
+from noisefloor.report.terminal import Screen, render
 
 __all__ = ["FAILING", "PROPERTY_PREFIX", "Shown", "shown"]
 
@@ -16,6 +16,8 @@ __all__ = ["FAILING", "PROPERTY_PREFIX", "Shown", "shown"]
 FAILING = frozenset({Verdict.REGRESSED, Verdict.BROKEN})
 #: The JUnit properties (and `user_properties`) a sampled test carries begin with it.
 PROPERTY_PREFIX = "noisefloor_"
+#: The screen the terminal report is drawn for in a test's message: wide enough never to wrap.
+_UNWRAPPED = Screen(width=1 << 16)
 #: The command line's and a suite's words for a setting, and where a pytest session sets it.
 _SET_IN_PYTEST = {
     "`target.fingerprint:`": "`noisefloor_fingerprint`",
@@ -80,7 +82,8 @@ def shown(report: Report, strict: bool, failing_repeat: str | None) -> Shown:
             or report.baseline is None  # a first run with no valid result: not adopted
         )
     warned = not failed and verdict is Verdict.INCONCLUSIVE
-    message = f"{verdict_word}: {case.reason}\n{render(report).rstrip()}"
+    # the report with its statistics, unwrapped: pytest shows the message as it is
+    message = f"{verdict_word}: {case.reason}\n{render(report, _UNWRAPPED, verbosity=1).rstrip()}"
     for said, meant in _SET_IN_PYTEST.items():
         message = message.replace(said, meant)
     if failing_repeat is not None and (failed or warned):

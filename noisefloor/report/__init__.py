@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from noisefloor.model.repeats import SideRepeats
     from noisefloor.model.report import Report
     from noisefloor.model.run import RunSummary
+    from noisefloor.report._console import Screen
 
 __all__ = [
     "ALL_FORMATS",
@@ -64,11 +65,17 @@ def formats() -> tuple[str, ...]:
 
 
 def render_report(
-    report: Report, fmt: str, repeats: Mapping[str, list[SideRepeats]] | None = None
+    report: Report,
+    fmt: str,
+    repeats: Mapping[str, list[SideRepeats]] | None = None,
+    *,
+    screen: Screen | None = None,
+    verbosity: int = 0,
 ) -> str:
     """A comparison report in one format, every one of them read from the same model.
 
-    Given the repeats behind each verdict (read from the store), the html page lists them.
+    Given the repeats behind each verdict (read from the store), the html page lists them; the
+    terminal's is drawn for `screen` (80 columns, no colour by default) at `verbosity`.
     """
     if fmt in _REGISTERED:
         return _REGISTERED[fmt].report(report, repeats)
@@ -90,10 +97,12 @@ def render_report(
         return render_junit(report)
     from noisefloor.report.terminal import render as render_terminal
 
-    return render_terminal(report)
+    return render_terminal(report, screen, verbosity)
 
 
-def render_run(summary: RunSummary, fmt: str) -> str:
+def render_run(
+    summary: RunSummary, fmt: str, *, screen: Screen | None = None, verbosity: int = 0
+) -> str:
     """A run (no comparison) in one format, every one of them read from the same summary."""
     if fmt in _REGISTERED:
         return _REGISTERED[fmt].run(summary)
@@ -111,5 +120,5 @@ def render_run(summary: RunSummary, fmt: str) -> str:
         return render_run_junit(summary)
     from noisefloor.report.terminal import render_run as render_run_terminal
 
-    text = render_run_terminal(summary)
+    text = render_run_terminal(summary, None if fmt == "markdown" else screen, verbosity)
     return f"```\n{text}```\n" if fmt == "markdown" else text

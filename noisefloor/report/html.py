@@ -1,5 +1,7 @@
-"""The HTML report: one self-contained page (inline CSS and SVG, no script, nothing fetched) with
-the suite line and exit code on top, then every case worst first with its plots and repeats.
+"""The HTML report for the reader of a pull request: one self-contained page (inline CSS and SVG,
+no script, nothing fetched) as wide as the window, with the outcome and a table of the cases on
+top, then each case that changed worst first: its failing outputs, a plot where the rates differ,
+the candidate's repeats before the baseline's, the statistics folded; unchanged cases folded last.
 
 Everything a target printed, and every name from a suite, is escaped; nothing is injected raw.
 """
@@ -11,6 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from noisefloor.model.report import CaseReport, Report, Side
+from noisefloor.report._console import fit
 from noisefloor.report._evidence import (
     calls_text,
     counts_line,
@@ -21,11 +24,22 @@ from noisefloor.report._evidence import (
     suite_change,
 )
 from noisefloor.report._usage import usage_text
+from noisefloor.report._words import (
+    FAILING,
+    VERDICT_WORDS,
+    case_words,
+    control_words,
+    doubt_text,
+    failing_outputs,
+    headline,
+    scorer_title,
+)
+from noisefloor.report.html_repeats import repeats_html
 from noisefloor.report.plots import BASELINE_COLOUR, CANDIDATE_COLOUR, RatePlot, case_svg
 from noisefloor.stats.binary import wilson
 
 if TYPE_CHECKING:
-    from noisefloor.model.repeats import Repeat, SideRepeats
+    from noisefloor.model.repeats import SideRepeats
     from noisefloor.model.run import RunSummary
 
 __all__ = ["CASES_IN_DETAIL", "escape_html", "page", "render", "render_run"]
@@ -43,15 +57,17 @@ _EXIT = {
 }
 
 _CSS = f"""
-body {{ font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; padding: 1rem;
-  color: #1d1d1f; background: #fff; }}
+* {{ box-sizing: border-box; }}
+body {{ font: 14px/1.45 system-ui, sans-serif; margin: 0; padding: 1rem 1.25rem;
+  color: #1d1d1f; background: #fff; overflow-wrap: anywhere; }}
 h1 {{ font-size: 1.35rem; margin: 0 0 .3rem; }}
 h2 {{ font-size: 1.1rem; margin: 0 0 .2rem; }}
 h3 {{ font-size: .95rem; margin: .8rem 0 .3rem; }}
 code, pre {{ font: 12.5px/1.4 ui-monospace, monospace; }}
 pre {{ white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f8; padding: .4rem .6rem;
   margin: .2rem 0 .5rem; border-radius: 4px; max-height: 24rem; overflow: auto; }}
-header, section.case, #settings {{ border-bottom: 1px solid #ddd; padding: .8rem 0; }}
+header, section.case, #settings, details.unchanged {{ border-bottom: 1px solid #ddd;
+  padding: .8rem 0; }}
 section.case {{ border-left: 4px solid #ddd; padding-left: .8rem; }}
 section.case-regressed, section.case-broken, section.case-invalid {{ border-left-color: #b3261e; }}
 section.case-inconclusive, section.case-quarantine {{ border-left-color: #f2c14e; }}
@@ -61,20 +77,23 @@ section.case-inconclusive, section.case-quarantine {{ border-left-color: #f2c14e
   font-size: .85rem; text-transform: uppercase; letter-spacing: .03em; background: #eee; }}
 .v-regressed, .v-broken, .v-invalid {{ background: #b3261e; color: #fff; }}
 .v-inconclusive, .v-quarantine, .v-redefined, .v-unmeasured {{ background: #f2c14e; }}
-.v-improved, .v-fixed {{ background: #cfe8d5; }}
+.v-improved, .v-fixed, .v-unchanged {{ background: #cfe8d5; }}
 .reason {{ margin: .1rem 0 .4rem; }}
-table {{ border-collapse: collapse; width: 100%; font-size: 13px; }}
+table {{ border-collapse: collapse; width: 100%; font-size: 13px; table-layout: fixed; }}
 th, td {{ text-align: left; vertical-align: top; padding: .2rem .5rem .2rem 0;
-  border-bottom: 1px solid #eee; }}
+  border-bottom: 1px solid #eee; overflow-wrap: anywhere; }}
+table.summary td:first-child, table.summary th:first-child {{ width: 7.5rem; }}
+table.summary td:nth-child(2), table.summary th:nth-child(2) {{ width: 30%; }}
 svg.plot {{ width: 100%; max-width: 42rem; height: auto; display: block; }}
 .swatch {{ display: inline-block; width: .8rem; height: .8rem; border-radius: 50%;
   vertical-align: -1px; }}
 .swatch-baseline {{ background: {BASELINE_COLOUR}; }}
 .swatch-candidate {{ background: {CANDIDATE_COLOUR}; }}
-details.repeat > summary {{ cursor: pointer; }}
+details > summary {{ cursor: pointer; }}
 .status {{ font-weight: 600; }} .status-fail, .status-invalid {{ color: #b3261e; }}
 .note, .muted {{ color: #666; font-size: 12.5px; }}
 ul.warnings {{ color: #8a5a00; padding-left: 1.2rem; }}
+ul.notes {{ color: #444; padding-left: 1.2rem; }}
 """
 
 
@@ -86,14 +105,18 @@ def escape_html(value: object) -> str:
 _e = escape_html
 
 
-def _warnings(warnings: list[str], unmeasured: str | None) -> list[str]:
-    """The header's list of warnings, and of the error of a run that measured too little."""
-    if not warnings and not unmeasured:
-        return []
+def _listed(notes: list[str], warnings: list[str], unmeasured: str | None) -> list[str]:
+    """The header's notes (routine events), warnings, and the error of a run that measured too
+    little."""
+    out = []
+    if notes:
+        out += ['<ul class="notes">', *(f"<li>note: {_e(n)}</li>" for n in notes), "</ul>"]
     items = [f"<li>warning: {_e(w)}</li>" for w in warnings]
     if unmeasured:
         items.append(f"<li>error: {_e(unmeasured)}</li>")
-    return ['<ul class="warnings">', *items, "</ul>"]
+    if items:
+        out += ['<ul class="warnings">', *items, "</ul>"]
+    return out
 
 
 def page(title: str, body: list[str], css: str = "") -> str:
@@ -128,6 +151,14 @@ def _point(s: Side) -> tuple[float, float, float] | None:
     return s.k / s.n, low, high
 
 
+def _telling(base: Side, cand: Side) -> bool:
+    """Whether a scorer's plot says something: values to show, or pass rates that differ."""
+    if base.values or cand.values:
+        return True
+    rates = {s.k / s.n for s in (base, cand) if s.n and s.k is not None}
+    return len(rates) > 1
+
+
 def _plot(case_id: str, scorers: Sequence[tuple[str, Side, Side]]) -> str:
     plots = [
         RatePlot(key, _point(base), _point(cand), base.values or (), cand.values or ())
@@ -135,6 +166,16 @@ def _plot(case_id: str, scorers: Sequence[tuple[str, Side, Side]]) -> str:
     ]
     svg = case_svg(plots, f"pass rates of {case_id}, baseline and candidate")
     return f'<figure class="plot">{svg}</figure>' if svg else ""
+
+
+def _badge(verdict: str) -> str:
+    word = VERDICT_WORDS.get(verdict, verdict)
+    return f'<span class="verdict v-{_e(verdict)}">{_e(word)}</span>'
+
+
+def _words(case: CaseReport) -> str:
+    phrase = case_words(case)
+    return f"{phrase.title}: {phrase.words}" if phrase.title else phrase.words
 
 
 def _header(report: Report) -> list[str]:
@@ -149,39 +190,53 @@ def _header(report: Report) -> list[str]:
             f"<code>{_e(report.candidate)}</code>"
         )
     code = report.exit_code
+    counts, _, rest = headline(report, counts_line(report.counts)).partition(" · ")
     out = [
         '<header id="summary">',
         f"<h1>noisefloor: {_e(report.suite)}</h1>",
+        f'<p class="suite-line"><strong>{_e(counts)}</strong> &middot; '
+        f'<span class="exit exit-{code}" id="exit-code">exit {code}: {_e(_EXIT.get(code, ""))}'
+        f"</span> &middot; {_e(rest.partition(' · ')[2])}</p>",
         f'<p class="runs">{runs}</p>',
-        f'<p class="suite-line"><strong>{_e(counts_line(report.counts))}</strong>, rule '
-        f"<code>{_e(report.rule)}</code>, {_e(calls_text(report))}</p>",
-        f'<p class="exit exit-{code}" id="exit-code">exit {code}: {_e(_EXIT.get(code, ""))}</p>',
     ]
-    sequential = sequential_line(report)
-    if sequential is not None:
-        out.append(f'<p class="sequential" id="sequential">{_e(sequential)}</p>')
-    suite = suite_change(report)
-    if suite is not None:
-        out.append(f"<p>{suite}</p>")
-    out += _warnings(report.warnings, report.unmeasured)
+    rows = [
+        f'<tr><td>{_badge(c.verdict)}</td><td><a href="#case-{_e(c.case_id)}"><code>'
+        f"{_e(c.case_id)}</code></a></td><td>{_e(_words(c))}</td></tr>"
+        for c in report.cases
+        if c.verdict != "unchanged"
+    ]
+    if rows:
+        out.append(
+            '<table class="summary"><thead><tr><th>verdict</th><th>case</th><th>what the check '
+            f"found</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    doubt = doubt_text(report)
+    notes = ([doubt] if doubt else []) + report.notes
+    warnings = [w for w in report.warnings if w not in set(report.notes)]
+    out += _listed(notes, warnings, report.unmeasured)
     out.append("</header>")
     return out
 
 
 def _settings(report: Report) -> list[str]:
-    """The settings the rule ran with and what it computed across cases."""
-    rows: list[tuple[str, Any]] = []
+    """The design, the suite line, the settings the rule ran with and what it computed across
+    cases, folded."""
+    rows: list[tuple[str, Any]] = [("calls", calls_text(report))]
+    sequential = sequential_line(report)
+    if sequential is not None:
+        rows.append(("design", sequential))
+    suite = suite_change(report)
+    if suite is not None:
+        rows.append(("suite", suite))
     if report.settings is not None:
         rows += sorted(report.settings.dump().items())
     rule = report.rule_summary
     if rule is not None:
         rows += [(f"rule: {k}", v) for k, v in sorted(rule.dump().items())]
-    if not rows:
-        return []
     cells = "".join(f"<tr><th>{_e(k)}</th><td>{_e(_value(v))}</td></tr>" for k, v in rows)
     return [
-        '<section id="settings"><details><summary>Settings and corrections</summary>',
-        f"<table>{cells}</table></details></section>",
+        '<section id="settings"><details><summary>The design, the settings and the '
+        f"corrections</summary><table>{cells}</table></details></section>",
     ]
 
 
@@ -193,7 +248,8 @@ def _value(v: Any) -> str:
     return "-" if v is None else str(v)
 
 
-def _scorer_table(case: CaseReport) -> str:
+def _statistics(case: CaseReport) -> str:
+    """Per scorer its verdict, both sides' counts with their intervals and the test, folded."""
     rows = []
     for s in case.scorers:
         evidence = evidence_line(s.evidence) or s.reason
@@ -203,65 +259,44 @@ def _scorer_table(case: CaseReport) -> str:
             f"<td>{_e(side_text(s.baseline))}</td>"
             f"<td>{_e(side_text(s.candidate))}</td><td>{_e(evidence)}</td></tr>"
         )
-    if not rows:
-        return ""
+    tags = [case.reason, repeats_tag(case)]
+    if case.flaky:
+        tags.append("[flaky: " + ", ".join(f"{k} {v:.2f}" for k, v in case.flaky.items()) + "]")
+    if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
+        tags.append(
+            "[quarantine: " + "; ".join(f"{k} {v}" for k, v in case.quarantine.items()) + "]"
+        )
     head = "<tr><th>scorer</th><th>verdict</th><th>baseline</th><th>candidate</th><th>evidence</th></tr>"
-    return f'<table class="scorers"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _repeat_html(r: Repeat, opened: bool = False) -> str:
-    why = "; ".join(f"{label}: {detail}" for label, detail in r.failures) or r.reason
-    streams = []
-    for s in r.streams:
-        notes = f' <span class="note">({_e("; ".join(s.notes))})</span>' if s.notes else ""
-        streams.append(f"<div>{_e(s.name)}{notes}</div><pre>{_e(s.text)}</pre>")
-    summary = (
-        f'r{r.repeat} <span class="status status-{_e(r.status)}">{_e(r.status)}</span>'
-        + (f' <span class="muted">{_e(r.outcome)}</span>' if r.outcome != "ok" else "")
-        + (f" &mdash; {_e(why)}" if r.status != "pass" else "")
+    table = (
+        f'<table class="scorers"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+        if rows
+        else ""
     )
-    shown = "".join(streams) or '<p class="note">(no output)</p>'
+    shown = " ".join(t for t in tags if t)
     return (
-        f'<details class="repeat status-{_e(r.status)}" data-repeat="{r.repeat}"'
-        f"{' open' if opened else ''}><summary>{summary}</summary>{shown}</details>"
+        f'<details class="statistics"><summary>The statistics</summary><p class="note">'
+        f"{_e(shown)}</p>{table}</details>"
     )
 
 
-def _repeats(case_id: str, sides: list[SideRepeats]) -> str:
-    """Both sides' repeats; the candidate's first failing one open, to read at a glance."""
-    parts = []
-    for side in sides:
-        shown, run_id = side.shown, side.run_id
-        more = (
-            f' <span class="note">({len(shown)} of {side.total} shown, failing ones first; '
-            f"`noisefloor show {_e(run_id)} --case {_e(case_id)}` prints every one)</span>"
-            if len(shown) < side.total
-            else ""
+def _failing(case: CaseReport) -> list[str]:
+    out = []
+    for failing in failing_outputs(case):
+        out.append(
+            f'<p class="failing">r{failing.repeat} failed: {_e(failing.why)}</p>'
+            f"<pre>{_e(failing.gist)}</pre>"
         )
-        first_fail = next((r for r in shown if r.status == "fail"), None)
-        opened = first_fail if side.side == "candidate" else None
-        parts.append(
-            f'<div class="side side-{side.side}"><h3><span class="swatch swatch-{side.side}">'
-            f"</span> {side.side} <code>{_e(run_id)}</code>{more}</h3>"
-            + "".join(_repeat_html(r, r is opened) for r in shown)
-            + "</div>"
-        )
-    return "".join(parts)
+    return out
 
 
 def _case(case: CaseReport, body: list[str]) -> list[str]:
-    mark = "ok" if case.verdict == "unchanged" else case.verdict
-    tags = ""
-    if case.flaky:
-        tags = " [flaky: " + ", ".join(f"{k} {v:.2f}" for k, v in case.flaky.items()) + "]"
-    if case.quarantine and case.verdict != "quarantine":  # (wilson says so already)
-        tags += " [quarantine: " + "; ".join(f"{k} {v}" for k, v in case.quarantine.items()) + "]"
+    control = control_words(case)
     return [
         f'<section class="case case-{_e(case.verdict)}" id="case-{_e(case.case_id)}" '
         f'data-case="{_e(case.case_id)}" data-verdict="{_e(case.verdict)}">',
-        f'<h2><span class="verdict v-{_e(case.verdict)}">{_e(mark)}</span> '
-        f"<code>{_e(case.case_id)}</code></h2>",
-        f'<p class="reason">{_e(case.reason)}{_e(tags)}</p>',
+        f"<h2>{_badge(case.verdict)} <code>{_e(case.case_id)}</code></h2>",
+        f'<p class="reason">{_e(_words(case))}</p>',
+        f'<p class="note">Concurrent control: {_e(control)}.</p>' if control else "",
         *body,
         "</section>",
     ]
@@ -269,16 +304,19 @@ def _case(case: CaseReport, body: list[str]) -> list[str]:
 
 def render(report: Report, repeats: Mapping[str, list[SideRepeats]] | None = None) -> str:
     """The comparison report as one HTML page. The first `CASES_IN_DETAIL` cases get a plot
-    and, given the repeats behind them (`noisefloor.operations.repeats.repeats_behind`), those
-    not unchanged list their repeats, each output expandable."""
-    body = [*_header(report), *_settings(report), '<main id="cases">']
+    where their rates differ and, given the repeats behind them
+    (`noisefloor.operations.repeats.repeats_behind`), those not unchanged list their repeats,
+    each output expandable."""
+    body = [*_header(report), '<main id="cases">']
+    unchanged: list[str] = []
     for shown, case in enumerate(report.cases):
         detailed = shown < CASES_IN_DETAIL
-        scorers = [(s.key, s.baseline, s.candidate) for s in case.scorers]
-        parts = [_plot(case.case_id, scorers) if detailed else "", _scorer_table(case)]
-        # what a sequential verdict rests on: repeats per side, and why sampling stopped
-        if case.sequential is not None:
-            parts.append(f'<p class="sequential">{_e(repeats_tag(case))}</p>')
+        # a plot's labels sit in a fixed margin: each title cut to fit it
+        scorers = [(fit(scorer_title(s), 20), s.baseline, s.candidate) for s in case.scorers]
+        telling = [x for x in scorers if _telling(x[1], x[2])]
+        parts = _failing(case)
+        if detailed and telling and case.verdict != "unchanged":
+            parts.append(_plot(case.case_id, telling))
         if case.usage is not None and case.usage.samples:
             parts.append(
                 f'<p class="usage">{case.usage.samples} samples taken, using '
@@ -286,9 +324,9 @@ def render(report: Report, repeats: Mapping[str, list[SideRepeats]] | None = Non
             )
         if repeats is not None and case.verdict != "unchanged":
             if detailed:
-                listed = _repeats(case.case_id, repeats.get(case.case_id, []))
+                listed = repeats_html(case, repeats.get(case.case_id, []))
                 # a failing case's repeats are open: they are what a reviewer came for
-                opened = " open" if case.verdict in ("regressed", "broken") else ""
+                opened = " open" if case.verdict in FAILING else ""
                 parts.append(
                     f'<details class="repeats"{opened}><summary>The repeats behind this verdict'
                     f"</summary>{listed}</details>"
@@ -299,9 +337,22 @@ def render(report: Report, repeats: Mapping[str, list[SideRepeats]] | None = Non
                     f"cases: `noisefloor show {_e(report.candidate)} --case {_e(case.case_id)}` "
                     "prints this one's.</p>"
                 )
-        body += _case(case, [p for p in parts if p])
-    body.append("</main>")
-    return page(f"noisefloor: {report.suite}", body)
+        parts.append(_statistics(case))
+        section = _case(case, [p for p in parts if p])
+        if case.verdict == "unchanged":
+            unchanged += section
+        else:
+            body += section
+    if unchanged:
+        count = sum(1 for c in report.cases if c.verdict == "unchanged")
+        body += [
+            f'<details class="unchanged"><summary>{count} unchanged case'
+            f"{'s' * (count != 1)}</summary>",
+            *unchanged,
+            "</details>",
+        ]
+    body += ["</main>", *_settings(report)]
+    return page(f"noisefloor: {report.suite}", [line for line in body if line])
 
 
 def render_run(summary: RunSummary) -> str:
@@ -317,7 +368,7 @@ def render_run(summary: RunSummary) -> str:
     if summary.usage is not None:
         used = usage_text(summary.usage)
         body.append(f'<p class="usage" id="usage">usage: {_e(used)}</p>')
-    body += _warnings(summary.warnings, summary.unmeasured)
+    body += _listed([], summary.warnings, summary.unmeasured)
     body += ["</header>", '<main id="cases">']
     for shown, case in enumerate(summary.cases):
         sides = [(s.key, Side(), s.side) for s in case.scorers]

@@ -10,6 +10,7 @@ from noisefloor.model.report import Report, Usage
 from noisefloor.model.run import RunSummary
 from noisefloor.report._evidence import evidence_line, quoted_examples, side_text
 from noisefloor.report._usage import amount
+from noisefloor.report._words import case_words, control_words
 
 __all__ = ["render", "render_run"]
 
@@ -56,12 +57,18 @@ def render(report: Report) -> str:
             f"{evidence_line(s.evidence)}" + (f"\n  {example}" if example else "")
             for s, example in zip(case.scorers, examples, strict=True)
         )
+        phrase = case_words(case)
+        words = f"{phrase.title}: {phrase.words}" if phrase.title else phrase.words
+        control = control_words(case)
+        if control:
+            body = f"concurrent control: {control}\n{body}"
         if case.verdict in _FAILING:
-            # readers that require a failure's type (Ant, Surefire) get the verdict
+            # readers that require a failure's type (Ant, Surefire) get the verdict; the
+            # message, the counts a person checks, as the other reports word them
             failure = ET.SubElement(
-                el, "failure", message=f"{case.verdict}: {case.reason}", type=case.verdict
+                el, "failure", message=f"{case.verdict}: {words}", type=case.verdict
             )
-            failure.text = body
+            failure.text = f"{case.reason}\n{body}"
         elif case.verdict in ("inconclusive", "quarantine", "invalid"):
             ET.SubElement(el, "system-out").text = f"{case.verdict}: {case.reason}\n{body}"
     return _xml(suite)

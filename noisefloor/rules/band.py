@@ -12,11 +12,9 @@ from noisefloor.model.report import (
     CaseReport,
     ComparedCase,
     ComparedScorer,
-    Evidence,
     RuleSummary,
-    Side,
 )
-from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
+from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, unjudged, worst
 from noisefloor.settings import RuleName, RuleSettings
 
 __all__ = ["BandRule", "compare_scorer"]
@@ -93,16 +91,7 @@ class BandRule:
             else:
                 me = settings.scorer(key).value_min_effect
                 verdict, reason = compare_scorer(b, c, settings.min_rate_drop, me)
-            scorers.append(
-                ComparedScorer(
-                    key=key,
-                    verdict=verdict,
-                    reason=reason,
-                    baseline=Side.model_validate(side(b)),
-                    candidate=Side.model_validate(side(c)),
-                    evidence=Evidence(),
-                )
-            )
+            scorers.append(ComparedScorer.between(key, b, c, verdict=verdict, reason=reason))
         if frame is None:
             assert base is not None and cand is not None
             frame = _valid_rate_clause(base, cand, settings.min_rate_drop) or _from_scorers(scorers)

@@ -16,16 +16,14 @@ from noisefloor.model.report import (
     ComparedCase,
     ComparedScorer,
     ErrorsTest,
-    Evidence,
     Gate,
     PendingTest,
     RuleSummary,
     ScorerReport,
-    Side,
     ValidCounts,
     ValuesEvidence,
 )
-from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
+from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, unjudged, worst
 from noisefloor.settings import RELATIVE_EFFECT, RuleName, RuleSettings
 
 __all__ = ["ADD_REPEATS", "ExactRule"]
@@ -202,12 +200,7 @@ class ExactRule:
                     )
                 )
         for key, b, c in scorer_pairs(base, cand):
-            entry = ComparedScorer(
-                key=key,
-                baseline=Side.model_validate(side(b)),
-                candidate=Side.model_validate(side(c)),
-                evidence=Evidence(),
-            )
+            entry = ComparedScorer.between(key, b, c)
             if frame is not None or b is None or c is None:
                 entry.verdict = Verdict.UNMEASURED
                 entry.reason = unjudged(frame)
@@ -442,4 +435,5 @@ class ExactRule:
             baseline=b,
             candidate=c,
             evidence=evidence,
+            title=entry.title,
         )

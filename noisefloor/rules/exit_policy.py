@@ -47,6 +47,11 @@ def _scorer_errors(scorer: ScorerReport) -> int:
     return (scorer.baseline.scorer_errors or 0) + (scorer.candidate.scorer_errors or 0)
 
 
+def _named(scorer: ScorerReport) -> str:
+    """A scorer in a warning, by its name (`regex`), without the suite's index."""
+    return scorer.key.partition(":")[2] or scorer.key
+
+
 def _never_passing(cases: Sequence[CaseReport], adopted: bool) -> list[tuple[bool, str]]:
     """A warning per scorer that failed every repeat of the baseline (of the run a first check
     adopts), or whose path matched nothing in any of its outputs: such a scorer cannot regress,
@@ -65,7 +70,7 @@ def _never_passing(cases: Sequence[CaseReport], adopted: bool) -> list[tuple[boo
                 out.append(
                     (
                         True,
-                        f"case {case.case_id}, scorer {scorer.key}: {side.unmatched} in any of "
+                        f"case {case.case_id}, scorer {_named(scorer)}: {side.unmatched} in any of "
                         f"the {side.n} outputs of {where}: it passes or fails whatever the "
                         f"answers; fix the path (`noisefloor explain {case.case_id}`)",
                     )
@@ -75,7 +80,8 @@ def _never_passing(cases: Sequence[CaseReport], adopted: bool) -> list[tuple[boo
                 continue
             why = next(iter(side.details or []), "")
             message = (
-                f"case {case.case_id}, scorer {scorer.key}: failed all {side.n} repeats of {where}"
+                f"case {case.case_id}, scorer {_named(scorer)}: failed all {side.n} repeats of "
+                f"{where}"
                 + (f" ({why})" if why else "")
                 + ": it cannot regress from there; if its parameters are wrong (a path that "
                 f"matches nothing, a needle), fix them (`noisefloor explain {case.case_id}`)"
@@ -108,7 +114,7 @@ def finished_report(
         affected = sorted({case_id for case_id, _ in failed})
         case_id, first = min(failed, key=lambda pair: pair[0])
         said = first.candidate.scorer_error or first.baseline.scorer_error
-        where = f"case {case_id}, scorer {first.key}" + (f", {said}" if said else "")
+        where = f"case {case_id}, scorer {_named(first)}" + (f", {said}" if said else "")
         warnings.append(
             f"{scorer_errors} scorer error(s) in {', '.join(affected[:5])}: a scorer failed "
             f"({where}); that is the scorer's fault, not the target's "
@@ -131,6 +137,7 @@ def finished_report(
     report.update(
         cases=cases, counts=dict(sorted(counts.items())), exit_code=int(code), unmeasured=short
     )
+    report.setdefault("notes", [])
     return Report(**report)
 
 

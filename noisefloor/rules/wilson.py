@@ -15,7 +15,15 @@ from noisefloor.model.report import (
     RuleSummary,
     Side,
 )
-from noisefloor.model.verdict import Verdict, case_frame, scorer_pairs, side, unjudged, worst
+from noisefloor.model.verdict import (
+    Verdict,
+    case_frame,
+    scorer_pairs,
+    side,
+    title_of,
+    unjudged,
+    worst,
+)
 from noisefloor.settings import RuleName, RuleSettings
 
 __all__ = ["WilsonRule", "decide_scorer"]
@@ -84,6 +92,7 @@ class WilsonRule:
                     baseline=entry_b,
                     candidate=entry_c,
                     evidence=Evidence(min_effect=min_effect),
+                    title=title_of(b, c),
                 )
             )
         if frame is None:

@@ -46,7 +46,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         ("noop.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op check"),
         ("pipeline.py", ["--cases", "5", "--repeats", "2", "--rounds", "1"], "no-op doit"),
-        ("startup.py", ["--rounds", "1"], "noisefloor --help"),
+        ("startup.py", ["--rounds", "1", "--depth", "5"], "noisefloor check (warm store)"),
+        ("report_size.py", ["--depth", "5"], "quickstart: check (Mars)"),
         ("pytest_overhead.py", ["--tests", "5", "--rounds", "1"], "5 trivial tests, 1 rounds"),
         (
             "user_scorer.py",

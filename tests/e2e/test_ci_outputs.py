@@ -38,8 +38,8 @@ def test_check_appends_the_markdown_summary_whatever_it_prints(
     assert result.json()["exit_code"] == 1  # stdout stays the JSON report alone
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n")  # appended, never truncated
-    assert "### noisefloor: fake" in text and "| **regressed** | beta:" in text
-    assert "exit 1" in text
+    assert "### noisefloor: fake · 2 regressed · exit 1 · " in text
+    assert '| **REGRESSED** | `beta` | contains "Paris" at answer: 0 of ' in text
     # then what each failing case said, as `explain` shows it
     for case in ("alpha", "beta"):
         assert f"<details><summary>What <code>{case}</code> said</summary>" in text
@@ -57,7 +57,7 @@ def test_diff_appends_the_summary_too(cli, regressed, tmp_path, monkeypatch):
     text = summary.read_text(encoding="utf-8")
     assert text.count("### noisefloor: fake") == 2
     # the worst case explained, and where to find the others
-    assert text.count("<details>") == 2
+    assert text.count("<details><summary>What <code>") == 2
     assert text.count("1 more failing case(s): `noisefloor explain CASE ") == 2
 
 
@@ -107,7 +107,10 @@ def test_junit_validates_with_one_testcase_per_case_and_evidence_in_the_message(
     assert sum(int(s.get("failures")) for s in suites) == len(failures) == 2
     for failure in failures:
         assert failure.get("type") == "regressed"
-        assert "pass rate 5/5 -> 0/" in failure.get("message") and "p=" in failure.get("message")
+        # the message in the words the terminal prints; the rule's test under it
+        assert failure.get("message").startswith('regressed: contains "Paris" at answer: 0 of ')
+        assert failure.get("message").endswith(" passed, was 5 of 5")
+        assert "pass rate 5/5 -> 0/" in failure.text and "p=" in failure.text
         assert "Lyon" in failure.text  # the quoted failing output
     assert '"question": "<b> & ' in failures[0].text
 
@@ -207,7 +210,7 @@ def test_the_action_installs_noisefloor_and_passes_the_exit_code_through(
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["counts"] == {"regressed": 2}
     assert output.read_text() == "exit-code=1\n"
-    assert "| **regressed** |" in summary.read_text(encoding="utf-8")
+    assert "| **REGRESSED** |" in summary.read_text(encoding="utf-8")
 
 
 def test_the_pre_commit_hook_runs_check_on_the_suite_it_is_given(cli, project):

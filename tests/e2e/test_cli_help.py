@@ -51,6 +51,27 @@ def test_every_flag_has_help_text():
             "error: argument --repeats: must be at most 10,000, got 20000",
         ),
         (["nope"], "error: argument COMMAND: invalid choice: 'nope'"),
+        (
+            ["check", "s.yaml", "--repeat", "5"],
+            "error: unrecognized arguments: --repeat 5 (--repeat: did you mean --repeats?)",
+        ),
+        (
+            ["check", "s.yaml", "--json"],
+            "error: unrecognized arguments: --json (--json: did you mean --format json?)",
+        ),
+        (
+            ["diff", "--format", "md"],
+            "error: argument --format: invalid choice: 'md' (did you mean 'markdown'?)",
+        ),
+        (
+            ["chek", "s.yaml"],
+            "error: argument COMMAND: invalid choice: 'chek' (did you mean 'check'?)",
+        ),
+        (
+            ["runs", "--ro", "x"],
+            "error: unrecognized arguments: --ro (--ro: did you mean --root?)",
+        ),
+        (["check", "s.yaml", "-v", "-q"], "error: -v and -q contradict each other"),
         ([], "usage: noisefloor "),
     ],
 )
@@ -129,11 +150,12 @@ def test_min_effect_help_says_a_scorers_own_is_in_score_units(command):
 
 
 def test_ab_says_in_its_help_what_it_does():
-    """Two lines: where the ref is sampled, in which order, and how it is judged."""
+    """Two sentences: where the ref is sampled, in which order, and how it is judged; wrapped
+    to the width like every description."""
     parsers = dict(_walk(build_parser()))
     text = parsers["noisefloor ab"].format_help()
-    description = text.split("\n\n")[1]
-    assert description.count("\n") == 1, description
+    description = " ".join(text.split("\n\n")[1].split())
+    assert description.endswith("so drift hits both alike; then judge as check."), description
     assert "temporary git worktree" in description and "interleaved" in description
     assert "--baseline-ref REF" in parsers["noisefloor ab"].format_usage()
 
@@ -174,7 +196,7 @@ def test_version_and_help_import_only_the_parser(flag):
     [
         (["check", "--help"], "noisefloor check"),
         (["--root", "x", "diff", "--help"], "noisefloor diff"),
-        (["--ro", "diff", "check", "--help"], "noisefloor check"),
+        (["--root", "diff", "check", "--help"], "noisefloor check"),
         (["--root=diff", "plan", "--help"], "noisefloor plan"),
         (["baseline", "deepen", "--help"], "noisefloor baseline deepen"),
     ],
@@ -196,3 +218,37 @@ def test_every_command_names_functions_that_exist():
     for name, command in COMMANDS.items():
         assert callable(_function(command.arguments)), name
         assert callable(_function(command.handler)), name
+
+
+def test_no_parser_takes_a_flag_from_its_prefix():
+    """`--repeat 5` must never mean `--repeats 5`: argparse's abbreviations are off everywhere."""
+    for path, parser in _walk(build_parser()):
+        assert parser.allow_abbrev is False, path
+
+
+def test_each_commands_help_starts_with_the_common_options_and_ends_with_examples():
+    from noisefloor.cli.help import EXAMPLES
+
+    for path, parser in _walk(build_parser()):
+        if path == "noisefloor":
+            continue
+        text = parser.format_help()
+        section = text.split("\noptions:\n", 1)[1].split("\n\n", 1)[0]
+        options = [line.split()[0] for line in section.splitlines() if line.startswith("  -")]
+        assert options[:3] == ["-h,", "-v,", "-q,"], path
+        # --root and --debug come last, after every option of the command's own
+        assert text.index("--root DIR") > text.index("-q, --quiet"), path
+        examples = text.split("\nexamples:\n", 1)[1].split("\n\nexit codes:\n")
+        shown = [
+            line.strip() for line in examples[0].splitlines() if line.startswith("  noisefloor")
+        ]
+        assert shown == [c for c, _ in EXAMPLES[path.removeprefix("noisefloor ")]], path
+        assert len(shown) == 2 and text.rstrip().endswith("finished samples are kept"), path
+
+
+def test_checks_help_leads_with_what_its_users_reach_for():
+    """`--repeats` and `--format` before the rule, the design, the store and the harness."""
+    text = dict(_walk(build_parser()))["noisefloor check"].format_help()
+    first = [text.index(flag) for flag in ("--repeats N", "--format", "--output FILE")]
+    later = [text.index(flag) for flag in ("--rule", "--executor", "--lock-timeout", "--root")]
+    assert max(first) < min(later)

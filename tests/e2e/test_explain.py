@@ -34,21 +34,23 @@ def test_explain_shows_the_quickstart_regression_as_a_diff(cli, quickstart_regre
     result = cli("explain", "capital-of-france")
     assert result.code == 0, result.err
     out = result.out
-    assert (
-        "input changed: 'What is the capital of France?' -> 'What is the capital of Mars?'" in out
+    assert "input changed: 'What is the capital of France?' -> 'What is the capital of Mars?'" in (
+        " ".join(out.split())
     )
     # JSON outputs are compared field by field: the changed answer is a changed line
     assert '  -  "answer": "Paris is the capital of France.",' in out
     assert '  +  "answer": "I don\'t know.",' in out
-    assert "the candidate's most common failing output" in out
+    assert "the candidate's most common failing output" in " ".join(out.split())
     # 0/5 against 5/5 (p=1/252) misses the first look's share of alpha over two scorers; the
     # second look decides the case on every repeat it took: r0 to r9
-    assert "  1:contains          5/5 -> 0/10" in out
-    assert "  0:json_valid        5/5 -> 10/10" in out
-    assert "  r0-r9  1:contains: 'Paris' not found at answer" in out
-    assert '  r0-r9  2:json_path_equals: found "low", expected "high"' in out
+    assert '  contains "Paris" at answer             5 of 5    0 of 10\n' in out
+    assert "  json_valid                             5 of 5    10 of 10\n" in out
+    # the failures grouped by why, each with how many repeats
+    assert "  x10 contains \"Paris\" at answer: 'Paris' not found at answer (r0-r9)\n" in out
+    assert '  x10 json_path_equals "high" at confidence: found "low", expected "high"' in out
     # each side's distinct outputs with their counts
-    assert "  5x (r0-r4)\n" in out and "  10x (r0-r9, 10 failing)\n" in out
+    assert "  x5 (r0-r4)\n" in out and "  x10 (r0-r9, all failing)\n" in out
+    assert max(map(len, out.splitlines())) <= 80
 
 
 def test_explain_in_markdown_and_json(cli, quickstart_regression):
@@ -57,7 +59,8 @@ def test_explain_in_markdown_and_json(cli, quickstart_regression):
     assert md.out.startswith("#### `capital-of-france`")
     block = md.out.split("```diff\n", 1)[1].split("\n```", 1)[0]
     assert '-  "answer": "Paris is the capital of France.",' in block.splitlines()
-    assert "| `1:contains` | 5/5 | 0/10 |" in md.out
+    assert '| contains "Paris" at answer | 5 of 5 | 0 of 10 |' in md.out
+    assert "| x10 (r0-r9) | contains \"Paris\" at answer | 'Paris' not found at answer |" in md.out
     data = json.loads(cli("explain", "capital-of-france", "--format", "json").out)
     assert data["case_id"] == "capital-of-france" and data["suite"] == "quickstart"
     assert data["candidate"]["outputs"][0]["repeats"] == list(range(10))
@@ -82,9 +85,14 @@ def test_distinct_outputs_are_counted_most_common_first(cli, project):
     assert '"answer": "unrelated filler"' in outputs[0]["text"]
     assert '+  "answer": "unrelated filler",' in data["diff"]
     assert '-  "answer": "Paris",' in data["diff"]
-    assert data["scorers"][1] == {"scorer": "1:contains", "baseline": [5, 5], "candidate": [2, 5]}
+    assert data["scorers"][1] == {
+        "scorer": "1:contains",
+        "title": 'contains "Paris" at answer',
+        "baseline": [5, 5],
+        "candidate": [2, 5],
+    }
     out = cli("explain", "alpha").out
-    assert "  3x (r0, r2, r4, 3 failing)\n" in out and "  2x (r1, r3)\n" in out
+    assert "  x3 (r0, r2, r4, all failing)\n" in out and "  x2 (r1, r3)\n" in out
 
 
 def test_a_failed_call_is_one_reason_per_repeat_and_output_text_is_diffed_first(cli, project):
@@ -179,7 +187,10 @@ def test_when_both_sides_fail_alike_the_diff_shows_the_baseline_passing(cli, tmp
     result = cli("--root", root, "explain", "invoice_json")
     assert result.code == 0, result.err
     out = result.out
-    assert "the baseline's most common passing output -> the candidate's most common failing" in out
+    joined = " ".join(out.split())
+    assert (
+        "the baseline's most common passing output -> the candidate's most common failing" in joined
+    )
     assert "  +```json\n" in out
-    assert "  4x (r1-r4, 4 failing)\n" in out and "  1x (r0)\n" in out
-    assert "  r0-r4  0:json_fields: not_json\n" in out
+    assert "  x4 (r1-r4, all failing)\n" in out and "  x1 (r0)\n" in out
+    assert "  x5 json_fields" in out and ": not_json (r0-r4)" in joined

@@ -124,7 +124,7 @@ def _sides(report: dict[str, Any]) -> dict[str, tuple[int, int]]:
     }
 
 
-def test_a_label_recorded_twice_pools_both_runs(cli, tmp_path, server, _isolated_root):
+def test_a_label_recorded_twice_pools_both_runs(cli, tmp_path, server, _isolated_root, monkeypatch):
     suite = _design_suite(tmp_path, server.base_url)
     assert cli("record", suite, "--label", "before", "--jobs", "2").code == 0
     assert len(server.requests) == 6
@@ -151,7 +151,8 @@ def test_a_label_recorded_twice_pools_both_runs(cli, tmp_path, server, _isolated
     after = _label_file(_isolated_root, "after")["runs"]
     assert report["runs"]["candidate"]["rests_on"] == [{"run_id": after[0], "repeats": 3}]
 
-    terminal = cli("compare", "--baseline", "before", "--current", "after")
+    monkeypatch.setenv("COLUMNS", "300")  # each of the statistics' lines whole
+    terminal = cli("compare", "--baseline", "before", "--current", "after", "-v")
     assert terminal.code == 0
     assert (
         f"  baseline before: 6 repeats per case from 2 runs: {runs[0]} (3), {runs[1]} (3)"
@@ -233,7 +234,7 @@ def test_check_under_a_label_compares_the_pool(cli, tmp_path, server, _isolated_
 
 
 def test_a_case_whose_input_changed_under_a_label_starts_its_pool_over(
-    cli, tmp_path, server, _isolated_root
+    cli, tmp_path, server, _isolated_root, monkeypatch
 ):
     suite = _design_suite(tmp_path, server.base_url)
     assert cli("record", suite, "--label", "before", "--jobs", "2").code == 0
@@ -252,5 +253,6 @@ def test_a_case_whose_input_changed_under_a_label_starts_its_pool_over(
     assert _sides(report) == {"capital_word": (3, 3), "invoice_json": (6, 3)}
     assert report["runs"]["baseline"]["repeats"] == [3, 6]
     assert [r["repeats"] for r in report["runs"]["baseline"]["rests_on"]] == [3, 3]
-    terminal = cli("compare", "--baseline", "before", "--current", "after")
+    monkeypatch.setenv("COLUMNS", "300")  # each of the statistics' lines whole
+    terminal = cli("compare", "--baseline", "before", "--current", "after", "-v")
     assert "  baseline before: 3-6 repeats per case from 2 runs: " in terminal.out

@@ -139,17 +139,21 @@ def test_the_capture_gitignore_keeps_both_runs() -> None:
 # -- replaying it ---------------------------------------------------------------------------
 
 
-def test_diff_replays_the_recorded_verdict_with_every_case(cli: Cli) -> None:
+def test_diff_replays_the_recorded_verdict_with_every_case(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, out, _ = cli("diff")
     assert code == 0, out
-    assert "3 inconclusive, 5 unchanged" in out
+    assert out.startswith("3 inconclusive, 5 unchanged · exit 0 · 0 calls\n")
+    monkeypatch.setenv("COLUMNS", "300")  # the statistics, each on a line of its own
+    code, out, _ = cli("diff", "-v")
     assert "rule exact" in out
     lines = out.splitlines()
     for case, (first, second) in PASSES.items():
         (at,) = [i for i, line in enumerate(lines) if f"  {case}  " in f"{line}  "]
-        verdict = VERDICTS["exact"][2].get(case, "ok")
+        verdict = VERDICTS["exact"][2].get(case, "unchanged")
         assert lines[at].split()[0] == verdict, lines[at]
-        evidence = lines[at + 1]
+        evidence = next(line for line in lines[at + 1 :] if f"/{REPEATS} [" in line)
         assert f"{first}/{REPEATS} [" in evidence and f"-> {second}/{REPEATS} [" in evidence
 
 
@@ -177,7 +181,8 @@ def test_every_rule_reaches_its_recorded_verdict(cli: Cli, rule: str) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("rule", sorted(VERDICTS))
 def test_every_format_renders_under_every_rule(cli: Cli, rule: str, fmt: str) -> None:
-    code, out, _ = cli("diff", "--rule", rule, "--format", fmt)
+    # -v lists every unchanged case too (more than five fold into a count without it)
+    code, out, _ = cli("diff", "--rule", rule, "--format", fmt, "-v")
     assert code == VERDICTS[rule][0]
     if fmt == "json":
         assert {case["case_id"] for case in json.loads(out)["cases"]} == set(CASES)
@@ -212,7 +217,7 @@ def test_compare_first_with_second(cli: Cli, fmt: str) -> None:
         assert report["counts"] == {"quarantine": 6, "unchanged": 2}
     elif fmt == "terminal":
         assert "6 quarantine, 2 unchanged" in out
-        assert "repeats_disagree" in out
+        assert "repeats_disagree" in " ".join(cli(*args, "-v")[1].split())
 
 
 @pytest.mark.parametrize("label", ["first", "second"])

@@ -144,7 +144,7 @@ def test_the_examples_own_scorer_scores_the_capture_offline(tmp_path: Path) -> N
     root = tmp_path / "capture"
     shutil.copytree(EXAMPLE / "capture", root)
     proc = subprocess.run(
-        [sys.executable, "-m", "noisefloor", "--root", str(root), "rescore"]
+        [sys.executable, "-m", "noisefloor", "--root", str(root), "rescore", "-v"]
         + [str(EXAMPLE / "suite.yaml"), "first"],
         capture_output=True,
         text=True,

@@ -17,7 +17,18 @@ from tests.builders import CAPITAL, http_suite, paris_case
 
 
 def error_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("error: ")]
+    """The `error:` lines of a report, each with the rows it was wrapped onto joined back."""
+    found: list[str] = []
+    within = False
+    for line in text.splitlines():
+        if line.startswith("error: "):
+            found.append(line)
+            within = True
+        elif within and line.startswith(" "):
+            found[-1] += " " + line.strip()
+        else:
+            within = False
+    return found
 
 
 def test_a_run_the_endpoint_refused_throughout_exits_3_however_it_is_judged_again(
@@ -39,7 +50,7 @@ def test_a_run_the_endpoint_refused_throughout_exits_3_however_it_is_judged_agai
     terminal = cli("diff")
     assert terminal.code == 3, terminal.out + terminal.err
     assert error_lines(terminal.out) == [f"error: {line}"]
-    assert terminal.out.endswith("exit 3\n")
+    assert " · exit 3 · " in terminal.out.splitlines()[0]
 
     diff = cli("diff", "--format", "json")
     assert diff.code == 3, diff.out + diff.err

@@ -41,16 +41,20 @@ def test_diff_explain_and_report_default_to_the_newest_sampled_run(rescored, _is
     assert candidate in explained.stdout
 
     page = _isolated_root.parent / "report.html"
-    reported = run_process("report", "--html", page, root=_isolated_root)
+    reported = run_process("report", "--html", page, "-v", root=_isolated_root)
     assert reported.returncode == 1, reported.stderr
-    assert candidate in reported.stdout
+    assert candidate in reported.stdout  # the runs compared, under -v
 
     again = run_process("rescore", suite, "--format", "json", root=_isolated_root)
     assert orjson.loads(again.stdout)["run"]["rescored_from"] == candidate
 
 
-def test_runs_names_what_each_rescore_was_made_from(rescored, _isolated_root):
+def test_runs_names_what_each_rescore_was_made_from(rescored, _isolated_root, monkeypatch):
     _, candidate, rescore = rescored
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = run_process("runs", root=_isolated_root)
+    assert max(map(len, narrow.stdout.splitlines())) <= 80
+    monkeypatch.setenv("COLUMNS", "200")  # a screen wide enough for every column
     listed = run_process("runs", root=_isolated_root)
     assert listed.returncode == 0, listed.stderr
     header, *rows = listed.stdout.splitlines()

@@ -81,7 +81,7 @@ def _deep_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         said = io.StringIO()
         with contextlib.redirect_stdout(said):
             assert main(["check", str(suite), "--jobs", "4"]) == 0
-    assert "It was sampled at 30 repeats per case (60 calls), once" in said.getvalue()
+    assert "note: adopted as the baseline of fake (30 repeats per case)" in said.getvalue()
     assert sum(logged(log).values()) == 60
     return work
 
@@ -130,7 +130,7 @@ def test_a_clean_change_stops_every_case_at_the_screen(cli, project, deep):
     # a fixed design as strong against 1.0 -> 0.6 costs more than this check did
     assert seq["reference"] == "1.0 -> 0.6" and 0 < seq["power"] <= 1
     assert seq["fixed_calls"] == 2 * seq["fixed_repeats"] > 10
-    text = cli("check", suite).out
+    text = " ".join(cli("check", suite, "-v").out.split())  # the statistics, wrapped
     assert "(repeats 30 vs 5; clear)" in text
     assert "sequential: 2 case(s) against 30 baseline repeats, looks at 5 (2 case(s)" in text
 
@@ -401,10 +401,14 @@ def test_every_look_counts_the_cases_that_stopped_earlier(cli, project):
 
 def test_the_first_check_adopts_deep_and_says_so_once(cli, project):
     suite, log = suite_with_log(project, baseline_repeats=7)
-    first = cli("check", suite)
+    # the terminal's report on stdout, the JSON report in a file
+    first = cli("check", suite, "--format", "json", "--output", project / "first.json")
     assert first.code == 0
-    note = "It was sampled at 7 repeats per case (14 calls), once"
-    assert first.out.count(note) == 1 and note not in first.err
+    note = "note: adopted as the baseline of fake (7 repeats per case)"
+    assert first.out.count(note) == 1
+    # the whole note, with what the adoption cost, in the JSON report (and on stderr with it)
+    (adoption,) = orjson.loads((project / "first.json").read_bytes())["notes"]
+    assert "It was sampled at 7 repeats per case (14 calls), once" in adoption
     assert sum(logged(log).values()) == 14
 
 
@@ -452,7 +456,7 @@ def test_a_check_of_the_baselines_own_version_adds_to_its_pool(cli, project):
             "why": "the baseline's own version and input",
         }
     text = cli("check", suite, "--baseline-repeats", "8").out
-    assert "(the baseline's own version: 8 repeats)" in text
+    assert "the baseline's own version: the same 8 repeats" in text
 
 
 def _age(files: list[Path], stamp: str) -> None:
@@ -492,8 +496,10 @@ def test_fixed_repeats_and_other_rules_keep_the_fixed_design(cli, project, deep)
     assert "sequential" not in band
 
 
-def test_plan_answers_for_the_sequential_design(cli):
+def test_plan_answers_for_the_sequential_design(cli, monkeypatch):
     from noisefloor.stats import Looks, look_outcome
+
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: each figure on one line
 
     out = cli("plan", "--cases", "50", "--repeats", "5").out
     assert (

@@ -92,10 +92,12 @@ def test_an_edited_target_resamples_and_the_check_names_it(cli, repo, monkeypatc
     (repo / "README.md").write_text("a project, described better\n")
     result = cli("check", repo / "suite.yaml", "--repeats", "2")
     assert result.code == 0, result.out
-    [warning] = [line for line in result.out.splitlines() if "version" in line]
-    assert "2 file(s) changed it: modified README.md, fake_target.py" in warning
-    assert "`target.fingerprint:` in suite.yaml" in warning
-    assert "NOTES.md" not in result.out
+    # a note, in a few words; the whole of it, with how to narrow the version, under -v
+    assert "note: new target version: modified README.md, fake_target.py" in result.out
+    verbose = " ".join(cli("check", repo / "suite.yaml", "--repeats", "2", "-v").out.split())
+    assert "2 file(s) changed it: modified README.md, fake_target.py" in verbose
+    assert "`target.fingerprint:` in suite.yaml" in verbose
+    assert "NOTES.md" not in result.out + verbose
 
     # committing the edits changes no content: the version stays the edited one
     git(repo, "commit", "-q", "-am", "the edits")

@@ -90,8 +90,8 @@ def test_every_report_format_gives_the_calls_tokens_and_cost(
         result = nf("check", suite, "--repeats", "3", "--format", fmt, "--output", out, root=root)
         assert result.returncode == 0, result.stderr
         shown[fmt] = out.read_text(encoding="utf-8")
-        # the terminal copy printed beside the file
-        assert f"3 target calls using {line}" in result.stdout
+        # the terminal copy printed beside the file: the calls and their tokens and cost first
+        assert "3 calls, 18 tokens, cost 0.0000135 EUR\n" in result.stdout
     assert f"3 target calls using {line}" in shown["markdown"]
     assert f"using {line}" in shown["html"]
     assert '<p class="usage">3 samples taken, using ' in shown["html"]  # per case
@@ -239,13 +239,12 @@ def test_max_cost_a_hair_below_the_next_look_leaves_it_in_doubt(
     suite, root = adopted
     priced_suite(suite, server.base_url, temperature=0.5, price=PRICE)
     budget = str(10 * CALL - Decimal("1e-12"))
-    result = nf("check", suite, "--max-repeats", "10", "--max-cost", budget, root=root)
+    result = nf("check", suite, "--max-repeats", "10", "--max-cost", budget, "-v", root=root)
     assert result.returncode == 0, result.stderr
     assert "inconclusive" in result.stdout
-    assert f"1 budget (--max-cost {budget})" in result.stdout
-    assert (
-        "5 target calls using 25 prompt + 5 completion tokens, cost 0.0000225 EUR" in result.stdout
-    )
+    shown = " ".join(result.stdout.split())  # the statistics, wrapped at the width
+    assert f"1 budget (--max-cost {budget})" in shown
+    assert "5 target calls using 25 prompt + 5 completion tokens, cost 0.0000225 EUR" in shown
     assert (
         nf(
             "check", suite, "--max-repeats", "10", "--max-cost", budget, "--strict", root=root

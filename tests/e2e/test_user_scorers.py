@@ -119,9 +119,9 @@ def test_a_raising_scorer_exits_3_naming_its_file_and_show_prints_the_traceback(
 
     failed = nf("check", suite, cwd=tmp_path)
     assert failed.returncode == 3, failed.stdout + failed.stderr
-    said = failed.stdout + failed.stderr
+    said = " ".join((failed.stdout + failed.stderr).split())  # the terminal's lines wrap
     assert (
-        "a scorer failed (case cited, scorer 0:cites_retrieved, repeat 0: "
+        "a scorer failed (case cited, scorer cites_retrieved, repeat 0: "
         "checks.py:8 in cites_retrieved: KeyError: 'quotes')" in said
     )
 
@@ -159,7 +159,7 @@ def test_a_scorer_in_an_endless_loop_is_stopped_at_its_timeout_and_exits_3(
     assert stopped.returncode == 3, stopped.stdout + stopped.stderr
     assert time.monotonic() - started < 30
     # named at the line it was stuck on (the loop's, or its body's: where the stop landed)
-    said = stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())  # the terminal's lines wrap
     assert re.search(
         r"checks\.py:[78] in spins: ScorerTimeout: stopped after its timeout_s=0\.2s", said
     )
@@ -274,7 +274,7 @@ def test_a_scorer_of_an_installed_package_is_found_through_its_entry_point(tmp_p
     python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
     suite = scorers_suite(tmp_path, {"cited": ["nf_cites"]}, [])
 
-    adopted = nf("check", suite, cwd=tmp_path, python=python)
+    adopted = nf("check", suite, "-v", cwd=tmp_path, python=python)
     assert adopted.returncode == 0, adopted.stderr
     assert "nf_cites: - -> 3/3" in adopted.stdout
 

@@ -74,6 +74,13 @@ def parse(text: str) -> dict[str, Any]:
         int(k): None if shown.startswith("none") else float(shown)
         for k, shown in re.findall(r"^  baseline (\d+)/\d+: (.+)$", text, re.MULTILINE)
     }
+    # with a baseline in the store: the drop found from each pass rate it holds, at N
+    drops |= {
+        int(k): None if shown == "none" else float(shown)
+        for k, shown in re.findall(
+            r"^  baseline (\d+) of \d+ \([^)]*\): (\S+) at \d+", text, re.MULTILINE
+        )
+    }
     rates = {
         label: (float(power) / 100, None if need == "more than 400" else int(need))
         for label, power, need in re.findall(
