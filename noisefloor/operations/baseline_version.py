@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from noisefloor.errors import NoisefloorError
 from noisefloor.model.records import RunRecord
 from noisefloor.operations.worktree import built_at, checked_out
-from noisefloor.store.fingerprint import GIT_LABEL, commit_holding
+from noisefloor.store.commits import commit_holding
+from noisefloor.store.fingerprint import GIT_LABEL
 from noisefloor.store.store import Store
 from noisefloor.suite.model import Suite
 from noisefloor.suite.targets import built_again
