@@ -18,7 +18,7 @@ from noisefloor.suite.targets import built_again
 from noisefloor.targets.kinds import kind_named
 from noisefloor.targets.source import BuiltTarget, TargetPlace
 
-__all__ = ["baseline_version", "probe_of"]
+__all__ = ["baseline_version", "probe_of", "refusal"]
 
 
 @contextlib.contextmanager
@@ -34,7 +34,7 @@ def baseline_version(
     if built.record.key == base.target.key:
         yield built
         return
-    refused = kind_named(base.target.kind).cannot_run_beside
+    refused = refusal(base, built)
     if refused is not None:
         yield refused
         return
@@ -64,6 +64,15 @@ def baseline_version(
         yield f"the baseline's commit {sha[:12]} could not be checked out: {exc.message}"
 
 
+def refusal(base: RunRecord, built: BuiltTarget) -> str | None:
+    """Why no other version of the target can run beside the candidate at all (its kind's
+    `cannot_run_beside`, as a pytest test's), or None; None too when the candidate is the
+    baseline's own version."""
+    if built.record.key == base.target.key:
+        return None
+    return kind_named(base.target.kind).cannot_run_beside
+
+
 def _commit(
     store: Store, suite: Suite, base: RunRecord, place: TargetPlace
 ) -> tuple[str | None, str]:
@@ -83,13 +92,8 @@ def _commit(
             "(it was taken from uncommitted changes, or from a commit no longer among the newest)"
         )
     globs = getattr(suite.target, "fingerprint", None)
-    if not globs or not base.target.fingerprint:
+    if not globs or not base.target.fingerprint or work_tree(suite.base_dir, ()) is None:
         return None, ""
-    if work_tree(suite.base_dir, ()) is None:
-        return None, (
-            "the files its `fingerprint:` globs match lie outside a git repository, so no "
-            "commit holds the baseline's version of them"
-        )
     sha = commit_with_content(base.target.fingerprint, globs, suite.base_dir, suite.base_dir)
     return sha, (
         "no commit of the repository holds the files its `fingerprint:` globs match as the "

@@ -14,7 +14,7 @@ from noisefloor import stats
 from noisefloor.model.records import CaseRecord, DriftCheck, RunRecord
 from noisefloor.model.report import CaseReport
 from noisefloor.model.verdict import Verdict
-from noisefloor.operations.baseline_version import baseline_version, probe_of
+from noisefloor.operations.baseline_version import baseline_version, probe_of, refusal
 from noisefloor.operations.cost_budget import CostBudget
 from noisefloor.operations.drift_spread import learned_drift
 from noisefloor.operations.run import RunSession
@@ -89,12 +89,16 @@ class ConcurrentControl:
         taken = Taken()
         held = {c.case_id: c for c in pool.cases}
         opened: dict[str, tuple[CaseRecord, CaseRecord]] = {}
+        refused = refusal(self.base, self.session.built)
         for cid in screened:
             case, base_case = cases[cid], held.get(cid)
             if base_case is None or base_case.case_key != case.case_key:
                 taken.why_not[cid] = (
                     "its input changed since the baseline: the baseline's input is not run again"
                 )
+                continue
+            if refused is not None:
+                taken.why_not[cid] = refused
                 continue
             end = held_repeats(self.store, base_case)
             opened[cid] = (base_case.model_copy(update={"first_repeat": end, "start": end}), case)

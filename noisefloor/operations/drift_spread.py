@@ -9,7 +9,7 @@ no scoring.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import orjson
@@ -43,39 +43,47 @@ class Allowance:
 def learned_drift(
     store: Store, base: RunRecord, pool: RunRecord, uses: Mapping[str, list[ScorerUse]]
 ) -> Allowance:
-    """Each case's allowed drift: the sessions of the baseline's version behind its deep `pool`
-    (the repeats of each run of the suite, and of each control, that took them; the oldest run
-    holding a repeat took it) and behind fresh checks of that version (other sample sets of its
-    input), each pass rate scored by the candidate's scorers `uses` as the looks scored them."""
+    """Each case's allowed drift: the sessions of the baseline's version in its deep `pool`'s
+    sample directory (the repeats each run of the suite, and each control, took there, the
+    oldest run holding a repeat having taken it; inside the pool's window or before it) and
+    behind fresh checks of that version (other sample sets of its input), each pass rate scored
+    by the candidate's scorers `uses` as the looks scored them."""
     runs = _runs(store, base.suite)
-    owners = _owners(store, runs, pool)
+    windows = _windows(store, runs, pool)
     sessions: dict[tuple[str, str], list[tuple[int, int]]] = {}
     shares: dict[str, dict[str, float]] = {}
     for case in pool.cases:
+        taken = windows.get(case.case_id, [])
+        owners: dict[int, int] = {}
+        for owner, _, end, first in taken:
+            for repeat in range(first, end):
+                owners.setdefault(repeat, owner)
         for use in uses.get(case.case_id, []):
-            graded = _graded(store, base.suite, case, use)
-            if graded is None:
+            pooled = _graded(store, base.suite, case, use)
+            if pooled is None:
                 continue
-            counts: dict[int, list[int]] = {}
-            for repeat, passed in graded.items():
-                owner = owners.get((case.case_id, repeat), _UNCLAIMED)
-                counts.setdefault(owner, []).append(passed)
-            pooled = [(sum(v), len(v)) for v in counts.values()]
-            total = sum(n for _, n in pooled)
-            if total:
-                shares.setdefault(case.case_id, {})[use.label] = sum(
-                    (n / total) ** 2 for _, n in pooled
-                )
-            sessions[case.case_id, use.label] = pooled
+            graded = dict(pooled)
+            for _, start, end, _ in taken:
+                window = case.model_copy(update={"start": start, "repeats": end})
+                for repeat, passed in (_graded(store, base.suite, window, use) or {}).items():
+                    graded.setdefault(repeat, passed)
+            sessions[case.case_id, use.label] = _by_owner(
+                (owners.get(r, _UNCLAIMED), passed) for r, passed in graded.items()
+            )
+            inside = _by_owner((owners.get(r, _UNCLAIMED), passed) for r, passed in pooled.items())
+            total = sum(n for _, n in inside)
+            shares.setdefault(case.case_id, {})[use.label] = sum(
+                (n / total) ** 2 for _, n in inside
+            )
     for run in runs:
         if run.target.key != base.target.key:
             continue
         for other in _fresh_sets(run, pool):
             for use in uses.get(other.case_id, []):
-                graded = _graded(store, base.suite, other, use)
+                fresh = _graded(store, base.suite, other, use)
                 key = (other.case_id, use.label)
-                if graded and key in sessions:
-                    sessions[key].append((sum(graded.values()), len(graded)))
+                if fresh and key in sessions:
+                    sessions[key].append((sum(fresh.values()), len(fresh)))
     found: dict[str, Dispersion | None] = {
         f"{cid}\0{label}": dispersion(held) for (cid, label), held in sessions.items()
     }
@@ -86,6 +94,14 @@ def learned_drift(
         cid, label = joined.split("\0")
         spreads.setdefault(cid, {})[label] = spread
     return Allowance(spreads, shares)
+
+
+def _by_owner(graded: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Passes and repeats of each session, from each repeat's (owner, passed)."""
+    counts: dict[int, list[int]] = {}
+    for owner, passed in graded:
+        counts.setdefault(owner, []).append(passed)
+    return [(sum(v), len(v)) for v in counts.values()]
 
 
 def _runs(store: Store, suite: str) -> list[RunRecord]:
@@ -100,34 +116,29 @@ def _runs(store: Store, suite: str) -> list[RunRecord]:
     return runs
 
 
-def _owners(store: Store, runs: list[RunRecord], pool: RunRecord) -> dict[tuple[str, int], int]:
-    """Which run took each repeat of the pool's sample directories: the oldest whose cases, or
-    whose controls, name it (a later run naming it reused it)."""
+def _windows(
+    store: Store, runs: list[RunRecord], pool: RunRecord
+) -> dict[str, list[tuple[int, int, int, int]]]:
+    """Per case, the windows of the pool's sample directory that runs were judged on, oldest run
+    first: (the run's index, start, end, the first repeat it took), a run's own cases' and its
+    controls' (a later run naming a repeat reused it)."""
     dirs = {c.case_id: c.sample_dir for c in pool.cases}
     controlled_dirs: dict[str, dict[str, str]] = {}
-    owners: dict[tuple[str, int], int] = {}
+    found: dict[str, list[tuple[int, int, int, int]]] = {}
     for index, run in enumerate(runs):
-        windows = [
-            (c.case_id, c.first_repeat, c.repeats)
-            for c in run.cases
-            if dirs.get(c.case_id) == c.sample_dir
-        ]
+        for c in run.cases:
+            if dirs.get(c.case_id) == c.sample_dir:
+                found.setdefault(c.case_id, []).append((index, c.start, c.repeats, c.first_repeat))
         record = run.sequential
-        if record is not None and record.controls:
-            if record.baseline not in controlled_dirs:
-                controlled_dirs[record.baseline] = _dirs_of(
-                    store, runs, pool.suite, record.baseline
-                )
-            held = controlled_dirs[record.baseline]
-            windows += [
-                (cid, b_start, b_end)
-                for cid, (_, _, b_start, b_end) in record.controls.items()
-                if cid in dirs and held.get(cid) == dirs[cid]
-            ]
-        for cid, start, end in windows:
-            for repeat in range(start, end):
-                owners.setdefault((cid, repeat), index)
-    return owners
+        if record is None or not record.controls:
+            continue
+        if record.baseline not in controlled_dirs:
+            controlled_dirs[record.baseline] = _dirs_of(store, runs, pool.suite, record.baseline)
+        held = controlled_dirs[record.baseline]
+        for cid, (_, _, b_start, b_end) in record.controls.items():
+            if cid in dirs and held.get(cid) == dirs[cid]:
+                found.setdefault(cid, []).append((index, b_start, b_end, b_start))
+    return found
 
 
 def _dirs_of(store: Store, runs: list[RunRecord], suite: str, run_id: str) -> dict[str, str]:

@@ -205,6 +205,41 @@ def test_a_break_no_drift_reaches_takes_no_control(
     assert not (repo / ".noisefloor" / "worktrees").exists()
 
 
+def test_a_drop_the_stores_sessions_put_beyond_drift_takes_no_control(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drop of the first test, 25 of 50 -> 0 of 10, once the store holds the baseline's
+    version over five sessions of 50 (the adoption and four `baseline deepen`s), each passing
+    exactly half: the learned drift is a quarter of the prior's, and no longer reaches it."""
+    repo = tmp_path / "repo"
+    with monkeypatch.context() as deep:
+        deep.setenv(*HALF_OFF)
+        _adopted(cli, repo, deep, None)
+        suite = repo / "suite.yaml"
+        doc = yaml.safe_load(suite.read_text())
+        doc["defaults"]["baseline_repeats"] = 250
+        write_suite(repo, doc)
+        commit_all(repo, "a deeper baseline")
+        for depth in (100, 150, 200, 250):
+            done = cli(
+                "--root", repo / ".noisefloor", "baseline", "deepen", suite, "--repeats", depth
+            )
+            assert done.code == 0, done.err
+        commit_all(repo, "the baseline, deepened")
+    _neutral_commit(repo)
+    monkeypatch.setenv(*ALL_OFF)
+    result = _check(cli, repo)
+    case = _case(result.json())
+    assert result.code == 1, case["reason"]
+    assert case["verdict"] == "regressed"
+    drift = case["sequential"]["control"]["drift"]
+    assert (drift["baseline"], drift["candidate"]) == ([125, 250], [0, 10])
+    assert drift["sessions"] == 5 and drift["rho"] < drift["prior"] / 3
+    assert drift["beyond"] is True
+    assert case["sequential"]["control"]["reason"].startswith("no concurrent control: none needed")
+    assert result.json()["calls"] == 10
+
+
 def test_a_real_break_under_drift_within_reach_is_regressed_by_its_control(
     cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,45 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 
-from tests.builders import commit_all, isolate_git, world_check, world_repo, write_suite
+from tests.builders import commit_all, isolate_git, narrowed_world, reworded, world_check
 
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_git(monkeypatch, tmp_path)
-
-
-def narrowed_world(
-    cli: Any, work: Path, monkeypatch: pytest.MonkeyPatch, case_ids: list[str], rate: float,
-    *, git: bool = True,
-) -> Path:  # fmt: skip
-    """A `world_repo` whose target's version is its program alone (`fingerprint:`), its
-    baseline adopted in the world "adoption" at `rate` (50 repeats per case), committed when
-    `git`."""
-    world_repo(work, case_ids)
-    suite = work / "suite.yaml"
-    doc = yaml.safe_load(suite.read_text())
-    doc["target"]["fingerprint"] = ["answer.py"]
-    doc["defaults"] = {"baseline_repeats": 50}
-    write_suite(work, doc)
-    if git:
-        commit_all(work, "an answerer")
-    monkeypatch.setenv("WORLD", "adoption")
-    monkeypatch.setenv("WORLD_RATE", str(rate))
-    assert world_check(cli, work).json()["adopted"]
-    if git:
-        commit_all(work, "the baseline")
-    return work
-
-
-def reworded(repo: Path, i: int, *, git: bool = True) -> None:
-    """A change of the program's text that changes nothing it does (a new version)."""
-    program = repo / "answer.py"
-    program.write_text(program.read_text() + f"# revision {i}\n")
-    if git:
-        commit_all(repo, f"a comment, revision {i}")
 
 
 def _mid(result: Any) -> dict[str, Any]:
@@ -58,7 +26,7 @@ def _mid(result: Any) -> dict[str, Any]:
 def test_a_narrowed_version_is_controlled_by_the_commit_that_held_its_files(
     cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = narrowed_world(cli, tmp_path / "repo", monkeypatch, ["mid"], 0.7)
+    repo = narrowed_world(cli, tmp_path / "repo", monkeypatch, ["mid"], 0.7, depth=50)
     # commits of other files since: the newest commit holding the program as it was is the
     # baseline's own, the one before the program was reworded
     (repo / "README.md").write_text("# an answerer, documented\n")
@@ -87,7 +55,7 @@ def test_a_narrowed_version_is_controlled_by_the_commit_that_held_its_files(
 def test_a_narrowed_version_outside_git_keeps_the_deep_verdict_and_says_why(
     cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = narrowed_world(cli, tmp_path / "plain", monkeypatch, ["mid"], 0.7, git=False)
+    repo = narrowed_world(cli, tmp_path / "plain", monkeypatch, ["mid"], 0.7, depth=50, git=False)
     reworded(repo, 1, git=False)
     monkeypatch.setenv("WORLD", "drifted")
     monkeypatch.setenv("WORLD_RATE", "0.3")
@@ -95,7 +63,12 @@ def test_a_narrowed_version_outside_git_keeps_the_deep_verdict_and_says_why(
     case = _mid(result)
     assert result.code == 1, case["reason"]
     assert case["verdict"] == "regressed"
-    assert case["sequential"]["control"]["reason"] == (
-        "no concurrent control: the files its `fingerprint:` globs match lie outside a git "
-        "repository, so no commit holds the baseline's version of them"
+    control = case["sequential"]["control"]
+    assert control["drift"]["beyond"] is False
+    assert control["reason"].startswith(
+        "no concurrent control: the baseline's command target ("
+    ) and control["reason"].endswith(
+        ") cannot be built again here: only a command target "
+        "versioned by git, an endpoint whose settings the baseline's run kept, or the baseline's "
+        "own version can be run beside the candidate"
     )

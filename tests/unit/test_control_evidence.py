@@ -23,9 +23,7 @@ LAST_LOOK = RuleSettings(rule=RuleName.EXACT, alpha=0.0028)
 def _compared(base: tuple[int, int], cand: tuple[int, int], settings: RuleSettings) -> CaseReport:
     """One case's pass rate compared by rule exact, and decided as a family of one."""
     rule = get_rule(RuleName.EXACT)
-    case = rule.compare(
-        "c", case_band(scorer_band(*base)), case_band(scorer_band(*cand)), settings
-    )
+    case = rule.compare("c", case_band(scorer_band(*base)), case_band(scorer_band(*cand)), settings)
     (decided,), _ = rule.decide([case], settings)
     return decided
 
