@@ -866,7 +866,12 @@ def drift_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -
     null = results["null binary"]
     row = [variant.mix, variant.guard.label(), variant.sessions.label()]
     row.append(f"{100 * np.mean([o.failed for o in null]):.1f}%")
-    flagged, spent = _per_change(results, first, lambda o: o.spent + o.control_spent)
+    changed = all(c[0] in results for c in SEQ_CHANGES)
+    flagged, spent = (
+        _per_change(results, first, lambda o: o.spent + o.control_spent)
+        if changed
+        else (["-"] * len(SEQ_CHANGES), ["-"] * len(SEQ_CHANGES))
+    )
     row.extend(flagged)
     m = cases_of(variant.mix)
     row.append(f"{np.mean([o.calls + o.control_calls for o in null]) / m:.2f}")
@@ -874,6 +879,8 @@ def drift_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -
     row.append(" / ".join(spent))
     row.append(f"{np.mean([o.inconclusive for o in null]):.2f}")
     row.append(f"{np.mean([o.skipped for o in null]):.3f}")
+    if not changed:
+        return [*row, "-", "-", "-", "-"]
     row.append(
         " / ".join(_share_of(results[c[0]], lambda o: o.skipped0, o_flagged) for c in SEQ_CHANGES)
     )
@@ -1073,14 +1080,21 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
         for guard in guards
         for sessions in drifts
     ]
+
+    def measured(variant: Variant) -> list[str]:
+        """The cells of a row: with --null-under-drift, a drifting row's unchanged one alone."""
+        if args.null_under_drift and not variant.sessions.fixed:
+            return ["null binary"]
+        return DRIFT_CELLS
+
     cells = [
         (variant, args.first, args.suites, _sequential_seed(args.seed, variant.mix, what), what)
         for variant in variants
-        for what in DRIFT_CELLS
+        for what in measured(variant)
     ]
     outcomes = pool.imap(sequential_cell, cells, chunksize=1)
     for variant in variants:
-        results = {what: next(outcomes) for what in DRIFT_CELLS}
+        results = {what: next(outcomes) for what in measured(variant)}
         print("| " + " | ".join(drift_row(variant, args.first, results)) + " |", flush=True)
 
 
@@ -1171,6 +1185,12 @@ def main() -> None:
         default=[],
         help="designs whose deep baseline is taken over this many sessions, its depth split "
         "evenly (with --off, the first session sits off)",
+    )
+    parser.add_argument(
+        "--null-under-drift",
+        action="store_true",
+        help="the drift table measures a row whose sessions drift (or whose adoption sits off) on "
+        "unchanged suites alone: its false-alarm rate and cost, the power columns left empty",
     )
     parser.add_argument(
         "--guarded-only",

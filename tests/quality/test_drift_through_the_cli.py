@@ -91,7 +91,9 @@ def test_a_real_drop_under_the_same_drift_is_caught_in_four_checks_of_five(
     for result in caught:
         (mid,) = [c for c in result.json()["cases"] if c["verdict"] == "regressed"]
         assert mid["case_id"] == "mid"
-        assert mid["sequential"]["control"]["verdict"] == "regressed"
+        # confirmed by its control, or with none where no drift the prior allows reaches 0.1
+        control = mid["sequential"]["control"]
+        assert control.get("verdict") == "regressed" or control["drift"]["beyond"], control
 
 
 #: The narrowed suite's mid-range cases, their rate in the adoption's session and after.
@@ -124,6 +126,7 @@ def test_a_narrowed_suite_under_drift_fails_at_most_one_check_in_five(
 ) -> None:
     results = _narrowed_checks(cli, narrowed, monkeypatch)
     failed = [r.json()["counts"] for r in results if r.code != 0]
+    print(f"narrowed suite, drift 0.55 -> 0.35: {len(failed)} of {CHECKS} checks failed")
     assert len(failed) <= 1, failed
     controls = [
         c["sequential"]["control"]
@@ -141,6 +144,9 @@ def test_a_real_drop_of_a_narrowed_suite_under_drift_is_caught_in_four_checks_of
     worse_world(narrowed, 0.25)
     results = _narrowed_checks(cli, narrowed, monkeypatch)
     caught = [r for r in results if r.code == 1]
+    print(
+        f"narrowed suite, a drop of 0.25 under the same drift: caught in {len(caught)} of {CHECKS}"
+    )
     assert len(caught) >= 4, [r.json()["counts"] for r in results]
     for result in caught:
         regressed = [c for c in result.json()["cases"] if c["verdict"] == "regressed"]

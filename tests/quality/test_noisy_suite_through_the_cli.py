@@ -42,4 +42,9 @@ def test_the_noisy_suite_catches_a_planted_drop_and_holds_its_cost_line(
     failed = [r["counts"] for r in found["unchanged"] if r["exit_code"] != 0]
     assert len(failed) <= 1, failed
     total, looks = noisy_checks.calls_per_case(found["unchanged"])
+    print(
+        f"noisy 21-case suite: planted drop caught in {sum(caught)} of {CHECKS}, {len(failed)} of "
+        f"{CHECKS} unchanged checks failed, {total:.2f} calls per unchanged case ({looks:.2f} of "
+        "them the looks')"
+    )
     assert looks <= total <= 7.0, (total, looks)
