@@ -79,8 +79,9 @@ LOOKS = (10, 20, 40)
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
 #: The looks of a concurrent control: repeats of the baseline's own version, each beside as many
 #: fresh ones of the candidate's, which are judged against it, alpha spent across the looks as
-#: across a check's. A break is confirmed at 10 (20 calls), a case in doubt mostly stops at 5,
-#: and the last look's 80 keeps mid-range drops (0.7 -> 0.4 is found in 51% of noisy checks
+#: across a check's. A break within the drift a case is allowed is confirmed at 10 (20 calls;
+#: one beyond it takes none), a case in doubt mostly stops at 5, and the last look's 80 keeps
+#: mid-range drops (0.7 -> 0.4 is found in 51% of noisy checks
 #: without a control, 38% with a single control of 40 after the looks, 56% with these looks,
 #: which also decide the cases left in doubt: docs/sequential.md).
 CONTROL_LOOKS = (5, 10, 20, 40, 80)
