@@ -19,10 +19,16 @@ session (the deep baseline's adoption, each check, with --look-sessions each loo
 rate from a beta around its mean with intra-session correlation rho; --off adds an adoption that
 sits off. The drift table prints the deep baseline alone beside designs that guard against
 drift: a concurrent control of the baseline's own version for a case the deep baseline calls
-regressed (--control), or a baseline discounted by the design effect (--deff-prior).
+regressed (--control), or a baseline discounted by the design effect (--deff-prior). The
+control `check` takes (`CHECKS_GUARD`) takes none for a drop beyond the drift each case is
+allowed, learned from the store's sessions of the baseline's version (`,drift`; `,history=H`
+adds H of them besides the adoption), and calls a case unchanged against its control only where
+the interval of change excludes a drop that matters (`,evidence`).
 
 Usage: python bench/calibration.py [--suites 2000] [--seed 1] [--rules ...] [--depth 100 30]
        python bench/calibration.py --rules --drift 0 0.02 0.05 0.1 --off --control matched:40,own,alpha=0.5
+       python bench/calibration.py --rules --mixes noisy --drift 0 0.02 0.05 0.1 --off \
+           --guarded-only --control 80,after,steps=5/10/20/40,doubt,futile,drift,evidence
 """
 
 from __future__ import annotations
@@ -49,9 +55,12 @@ from noisefloor.model.report import CaseReport, ComparedCase  # noqa: E402
 from noisefloor.model.verdict import Verdict  # noqa: E402
 from noisefloor.rules import Rule, get_rule  # noqa: E402
 from noisefloor.rules.exit_policy import exit_code_for  # noqa: E402
-from noisefloor.rules.sequential import Stop, settle, step  # noqa: E402
+from noisefloor.rules.sequential import Stop, doubt_p, settle, step  # noqa: E402
 from noisefloor.settings import (  # noqa: E402
     BASELINE_REPEATS,
+    DRIFT_PRIOR,
+    DRIFT_PRIOR_REPEATS,
+    DRIFT_PRIOR_SESSIONS,
     FUTILITY,
     MAX_REPEATS,
     REPEATS,
@@ -60,6 +69,14 @@ from noisefloor.settings import (  # noqa: E402
     RuleSettings,
 )
 from noisefloor.settings.design import Design  # noqa: E402
+from noisefloor.stats import significant  # noqa: E402
+from noisefloor.stats.drift import (  # noqa: E402
+    Dispersion,
+    dispersion,
+    drift_p,
+    learned_spread,
+    prior_weight,
+)
 
 M = 50
 RULES = (RuleName.EXACT, RuleName.BAND, RuleName.WILSON)
@@ -187,6 +204,18 @@ def _named(raw: bytes, i: int) -> ComparedCase:
 
 #: Pass rates of the LLM-like noisy mix: 15 cases at 1.0, 10 at 0.9, 10 at 0.7, 10 at 0.5, 5 at 0.2.
 NOISY = np.repeat([1.0, 0.9, 0.7, 0.5, 0.2], [15, 10, 10, 10, 5])
+#: The same mix in 21 cases, as the suite `bench/noisy_checks.py` checks through the command line
+#: (research/statistics.md's 21-case version: 20 of the mix and the changed case, here at 1.0).
+NOISY_21 = np.repeat([1.0, 0.9, 0.7, 0.5, 0.2], [7, 4, 4, 4, 2])
+#: The pass rates of each fixed mix; the current mix draws its own (`_null_rates`).
+MIX_RATES = {"noisy": NOISY, "noisy-21": NOISY_21}
+
+
+def cases_of(mix: str) -> int:
+    """How many cases a suite of the mix holds."""
+    return len(MIX_RATES[mix]) if mix in MIX_RATES else M
+
+
 #: The changes whose power the sequential rows print (the changed case replaces case 0).
 SEQ_CHANGES = [
     ("1.0->0.6", 1.0, 0.6),
@@ -196,7 +225,7 @@ SEQ_CHANGES = [
     ("1.0->0.0", 1.0, 0.0),
 ]
 #: Share of noisy continuous cases per mix (the rest are deterministic).
-NOISY_SHARE = {"current": 0.30, "noisy": 0.70}
+NOISY_SHARE = {"current": 0.30, "noisy": 0.70, "noisy-21": 0.70}
 
 
 @dataclass
@@ -217,6 +246,14 @@ class Outcome:
     """Repeats of case 0's concurrent control."""
     inconclusive: int = 0
     """Cases left inconclusive."""
+    verdict0: str = ""
+    """Case 0's verdict."""
+    doubt0: str = ""
+    """The verdict a control gave case 0 when the looks left it in doubt ("": none did)."""
+    skipped: int = 0
+    """Cases the looks left regressed that were confirmed without a control: beyond drift."""
+    skipped0: bool = False
+    """Case 0 among them."""
 
 
 def _look(
@@ -272,6 +309,7 @@ def sequential_suite(
     draw: Callable[[int, int], ComparedCase],
     family: str = "every",
     control: BinaryCheck | None = None,
+    cases_in: int = M,
 ) -> Outcome:
     """One suite through the sequential design's own functions: each look compares every case
     (the running ones at their new repeats, the stopped ones at the tables they stopped with),
@@ -285,8 +323,8 @@ def sequential_suite(
     rule = get_rule(RuleName.EXACT)
     sizes = design.schedule(first)
     shares = stats.spending(sizes, design.rho)
-    at = dict.fromkeys(range(M), first)
-    running = set(range(M))
+    at = dict.fromkeys(range(cases_in), first)
+    running = set(range(cases_in))
     controlled: set[int] = set()
     per_look = control if control is not None and not control.guard.after_last_look else None
     final: dict[int, CaseReport] = {}
@@ -294,7 +332,7 @@ def sequential_suite(
     for j, size in enumerate(sizes):
         for i in running:
             at[i] = size
-        looked = [i for i in range(M) if family == "every" or i in running]
+        looked = [i for i in range(cases_in) if family == "every" or i in running]
         settings = design.look(SEQ, shares[j])
         decided = _look(
             rule, settings, [(i, at[i]) for i in looked], running, controlled, draw, per_look, j
@@ -310,7 +348,7 @@ def sequential_suite(
                     running.discard(i)
         if not running:
             break
-    cases = [settle(final[i], stops[i], "raise --max-repeats") for i in range(M)]
+    cases = [settle(final[i], stops[i], "raise --max-repeats") for i in range(cases_in)]
     if control is not None and control.guard.after_last_look:
         cases = control.confirm_after_last_look(cases, at, len(sizes) - 1)
     counts: dict[str, int] = {}
@@ -322,10 +360,14 @@ def sequential_suite(
         calls=sum(at.values()),
         spent=at[0],
         inconclusive=counts.get(Verdict.INCONCLUSIVE.value, 0),
+        verdict0=cases[0].verdict.value,
     )
     if control is not None:
         outcome.control_calls = int(control.control_n.sum() + control.fresh_n.sum())
         outcome.control_spent = int(control.control_n[0] + control.fresh_n[0])
+        outcome.doubt0 = control.doubt_outcome.get(0, "")
+        outcome.skipped = len(control.skipped)
+        outcome.skipped0 = 0 in control.skipped
     return outcome
 
 
@@ -389,7 +431,14 @@ class Guard:
     session. `baseline_sessions`: the deep baseline's repeats taken over that many sessions.
     `steps`: the looks of a control taken after the last look (the last is `control`), alpha
     spent across them with exponent `steps_rho`; `doubt`: the cases the looks leave inconclusive
-    take one too, and with `futile` stop at the check's futility bounds."""
+    take one too, and with `futile` stop at the check's futility bounds (`doubt_stop` "p": as
+    soon as their p of a worsening passes the bound, inconclusive or not). `drift`: the prior
+    rho of the drift each case is allowed, learned from the adoption and `history` more sessions
+    of the baseline's version (fresh checks of it, `HISTORY_REPEATS` each) and shrunk across the
+    suite (`noisefloor.stats.drift`); a case the looks leave regressed whose drop that much drift
+    does not reach is confirmed without a control. `evidence`: a case the control does not call
+    regressed is unchanged only where the control pair's interval excludes a drop that matters,
+    else inconclusive (`rules.sequential.settle`)."""
 
     control: int | None = None
     matched: bool = False
@@ -403,6 +452,10 @@ class Guard:
     doubt: bool = False
     futile: bool = False
     baseline_sessions: int = 1
+    drift: float | None = None
+    history: int = 0
+    evidence: bool = False
+    doubt_stop: str = "step"
 
     def confirm_sizes(self, candidate: int) -> list[int]:
         """The control's looks after the last look: `steps`, the last raised to what the
@@ -427,8 +480,13 @@ class Guard:
             label += ", every candidate repeat" if self.pooled else ""
             label += ", and the cases left in doubt" if self.doubt else ""
             label += ", futility stops for those" if self.futile else ""
+            label += " (p alone)" if self.futile and self.doubt_stop == "p" else ""
             if self.steps:
                 label += f", looks {'/'.join(map(str, self.steps))} (rho {self.steps_rho:g})"
+            if self.drift is not None:
+                label += f", none beyond drift (prior rho {self.drift:g}"
+                label += f", {self.history} more sessions)" if self.history else ")"
+            label += ", unchanged on evidence" if self.evidence else ""
             return label + (f", alpha x{self.control_alpha:g}" if self.control_alpha < 1 else "")
         if self.deff_prior:
             return f"deff {self.deff_prior:g}"
@@ -437,13 +495,39 @@ class Guard:
         return "deep only"
 
 
+#: The guard `check` takes (docs/sequential.md, step 8): a control after the last look of each
+#: case the looks leave regressed or in doubt, at looks of 5/10/20/40/80 beside fresh candidate
+#: repeats, the controlled cases one family, futility stops for those in doubt; none for a drop
+#: beyond the learned drift; unchanged against a control only on evidence.
+CHECKS_GUARD = Guard(
+    control=80,
+    own_family=True,
+    after_last_look=True,
+    steps=(5, 10, 20, 40),
+    doubt=True,
+    futile=True,
+    drift=DRIFT_PRIOR,
+    evidence=True,
+)
+
+#: Repeats of each session of the baseline's version a store holds besides the adoption
+#: (`Guard.history`): a fresh check of that version, its looks' repeats.
+HISTORY_REPEATS = 20
+
+
+@cache
+def _drift_p(k_b: int, n_b: int, k_c: int, n_c: int, rho: float) -> float:
+    return drift_p(k_b, n_b, k_c, n_c, rho)
+
+
 class BinaryCheck:
     """One simulated suite's binary cases: case i's deep baseline drawn once in the adoption
     session, its candidate repeat by repeat in the check's session (or each look's), and the
     repeats of a concurrent control in the session of the look that takes them. Called as
     `check(i, n)`: case i against the deep baseline at n candidate repeats. The control and its
-    fresh candidate repeats draw from `control_rng`, so that every design meets the same
-    baselines and candidates whatever its control draws."""
+    fresh candidate repeats draw from `control_rng`, the store's other sessions of the baseline's
+    version from `history_rng`, so that every design meets the same baselines and candidates
+    whatever its control draws."""
 
     def __init__(
         self,
@@ -455,9 +539,11 @@ class BinaryCheck:
         sessions: Sessions,
         guard: Guard,
         control_rng: np.random.Generator,
+        history_rng: np.random.Generator | None = None,
     ) -> None:
         cap = sizes[-1]
-        pb = NOISY.copy() if mix == "noisy" else _null_rates(rng)
+        pb = MIX_RATES[mix].copy() if mix in MIX_RATES else _null_rates(rng)
+        m = self.m = len(pb)
         pc = pb.copy()
         if change is not None:
             pb[0], pc[0] = change
@@ -466,12 +552,12 @@ class BinaryCheck:
         if sessions.fixed:
             adopted, cand_rates, self.control_rates = pb, pc[:, None], pb[:, None]
         else:
-            adopted = session_rates(pb, rng.random((M, 1)), sessions.rho)[:, 0]
+            adopted = session_rates(pb, rng.random((m, 1)), sessions.rho)[:, 0]
             if sessions.off:
-                shift = rng.uniform(*OFF_SHIFT, M) * rng.choice([-1.0, 1.0], M)
+                shift = rng.uniform(*OFF_SHIFT, m) * rng.choice([-1.0, 1.0], m)
                 mid = (pb >= OFF_MEANS[0]) & (pb <= OFF_MEANS[1])
                 adopted = np.where(mid, np.clip(pb + shift, *OFF_CLIP), adopted)
-            u = rng.random((M, looks))
+            u = rng.random((m, looks))
             cand_rates = session_rates(pc, u, sessions.rho)
             self.control_rates = session_rates(pb, u, sessions.rho)
         self.kb = rng.binomial(depth, adopted)
@@ -481,7 +567,7 @@ class BinaryCheck:
             # stream (and with it every candidate) stays the deep baseline's
             share = depth // guard.baseline_sessions
             more = session_rates(
-                pb, control_rng.random((M, guard.baseline_sessions - 1)), sessions.rho
+                pb, control_rng.random((m, guard.baseline_sessions - 1)), sessions.rho
             )
             self.kb = control_rng.binomial(share, adopted)
             self.kb += control_rng.binomial(share, more).sum(axis=1)
@@ -489,25 +575,68 @@ class BinaryCheck:
         self.depth = depth
         segment = np.searchsorted(sizes, np.arange(cap), side="right")
         rates = cand_rates[:, segment] if self.per_look else cand_rates
-        self.passes = np.cumsum(rng.random((M, cap)) < rates, axis=1)
+        self.passes = np.cumsum(rng.random((m, cap)) < rates, axis=1)
         self.guard = guard
         self.baseline_n = depth
         if guard.deff_prior:
             self.baseline_n = max(1, round(depth / (1 + (depth - 1) * guard.deff_prior)))
+        self.rho = np.zeros(m)
+        if guard.drift is not None:
+            self.rho = self._learned(pb, sessions, history_rng)
+        self.skipped: set[int] = set()
+        self.doubt_outcome: dict[int, str] = {}
         if guard.control is not None:
             most = guard.control_repeats(cap)
-            self.control_u = control_rng.random((M, most))
-            self.control_k = np.zeros(M, dtype=int)
-            self.control_n = np.zeros(M, dtype=int)
-            self.fresh_n = np.zeros(M, dtype=int)
+            self.control_u = control_rng.random((m, most))
+            self.control_k = np.zeros(m, dtype=int)
+            self.control_n = np.zeros(m, dtype=int)
+            self.fresh_n = np.zeros(m, dtype=int)
             if guard.after_last_look:
-                self.fresh_u = control_rng.random((M, most))
+                self.fresh_u = control_rng.random((m, most))
                 self.last_rates = cand_rates[:, -1]
+
+    def _learned(
+        self, means: np.ndarray, sessions: Sessions, history_rng: np.random.Generator | None
+    ) -> np.ndarray:
+        """Each case's rho as the check learns it: from the adoption and the store's other
+        sessions of the baseline's version, each in a session of its own."""
+        held = self.guard.history
+        assert self.guard.drift is not None
+        found: dict[str, Dispersion | None] = {}
+        k_more = np.zeros((self.m, 0), dtype=int)
+        if held:
+            assert history_rng is not None
+            rates = (
+                np.broadcast_to(means[:, None], (self.m, held))
+                if sessions.fixed
+                else session_rates(means, history_rng.random((self.m, held)), sessions.rho)
+            )
+            k_more = history_rng.binomial(HISTORY_REPEATS, rates)
+        for i in range(self.m):
+            kept = [(int(self.kb[i]), self.depth)]
+            kept += [(int(k), HISTORY_REPEATS) for k in k_more[i]]
+            found[str(i)] = dispersion(kept)
+        weight = prior_weight(DRIFT_PRIOR_SESSIONS, DRIFT_PRIOR_REPEATS)
+        spread = learned_spread(found, self.guard.drift, weight)
+        return np.array([spread[str(i)].rho for i in range(self.m)])
 
     def __call__(self, i: int, n: int) -> ComparedCase:
         nb = self.baseline_n
         kb = round(int(self.kb[i]) * nb / self.depth)
         return _named(_pair_compare(kb, nb, int(self.passes[i, n - 1]), n), i)
+
+    def beyond_drift(self, i: int, case: CaseReport, n: int) -> bool:
+        """Whether case i, regressed at n candidate repeats, is so even if the candidate's
+        session sat as far from the adoption's as the case's learned drift allows: its p
+        against that drift within the threshold of the look that decided it."""
+        (scorer,) = case.scorers
+        threshold = scorer.evidence.threshold
+        if threshold is None:
+            return False
+        nb = self.baseline_n
+        kb = round(int(self.kb[i]) * nb / self.depth)
+        p = _drift_p(kb, nb, int(self.passes[i, n - 1]), n, round(float(self.rho[i]), 6))
+        return significant(p, threshold)
 
     def take_control(self, i: int, n: int, look: int, exact: int | None = None) -> None:
         """Case i's control, up to what the design wants beside n candidate repeats (or `exact`
@@ -526,11 +655,20 @@ class BinaryCheck:
         """Each case the looks left regressed takes its control and as many fresh candidate
         repeats beside it, in the last look's session, and stays regressed only when those are
         worse than the control (the rule's decide over the controlled cases, at the check's
-        alpha); else its verdict is the one against the control."""
+        alpha); else its verdict is the one against the control. With `drift`, a regressed case
+        beyond its learned drift takes none; with `evidence`, one the control does not call
+        regressed is unchanged only where the pair's interval excludes a drop that matters."""
         judged = (
             {Verdict.REGRESSED, Verdict.INCONCLUSIVE} if self.guard.doubt else {Verdict.REGRESSED}
         )
         flagged = [i for i, case in enumerate(cases) if case.verdict in judged]
+        if self.guard.drift is not None:
+            self.skipped = {
+                i
+                for i in flagged
+                if cases[i].verdict is Verdict.REGRESSED and self.beyond_drift(i, cases[i], at[i])
+            }
+            flagged = [i for i in flagged if i not in self.skipped]
         if not flagged:
             return cases
         sizes = {i: self.guard.confirm_sizes(at[i]) for i in flagged}
@@ -554,15 +692,17 @@ class BinaryCheck:
             share_j = share[min(j, len(share) - 1)] if len(share) > 1 else 1.0
             settings = replace(SEQ, alpha=SEQ.alpha * share_j)
             decided, _ = get_rule(RuleName.EXACT).decide([tables[i] for i in flagged], settings)
+            bound = FUTILITY[min(j, len(FUTILITY) - 1)]
             for i, case in zip(flagged, decided, strict=True):
                 if i not in running:
                     continue
                 last = j >= len(sizes[i]) - 1
-                futile = (
-                    self.guard.futile
-                    and cases[i].verdict is Verdict.INCONCLUSIVE
-                    and step(case, FUTILITY[min(j, len(FUTILITY) - 1)]) is not None
-                )
+                futile = False
+                if self.guard.futile and cases[i].verdict is Verdict.INCONCLUSIVE:
+                    if self.guard.doubt_stop == "p":
+                        futile = case.verdict is not Verdict.REGRESSED and doubt_p(case) > bound
+                    else:
+                        futile = step(case, bound) is not None
                 if case.verdict is Verdict.REGRESSED or last or futile:
                     verdicts[i] = case
                     running.discard(i)
@@ -570,7 +710,12 @@ class BinaryCheck:
                 break
         confirmed = list(cases)
         for i in flagged:
-            confirmed[i] = verdicts[i]
+            verdict = verdicts[i]
+            if self.guard.evidence and verdict.verdict is Verdict.UNCHANGED:
+                verdict = settle(verdict, Stop.CAP, "")
+            if cases[i].verdict is Verdict.INCONCLUSIVE:
+                self.doubt_outcome[i] = verdict.verdict.value
+            confirmed[i] = verdict
         return confirmed
 
     def against_control(self, i: int, n: int) -> ComparedCase:
@@ -582,11 +727,12 @@ def continuous_draws(
     mix: str, depth: int, cap: int, shift: float | None, rng: np.random.Generator
 ) -> Callable[[int, int], ComparedCase]:
     """Noisy cases draw N(0, 1) scores (case 0 shifted down by `shift` sd); the rest are constant."""
-    noisy = rng.random(M) < NOISY_SHARE[mix]
+    m = cases_of(mix)
+    noisy = rng.random(m) < NOISY_SHARE[mix]
     if shift is not None:
         noisy[0] = True
-    base = rng.normal(size=(M, depth))
-    cand = rng.normal(size=(M, cap))
+    base = rng.normal(size=(m, depth))
+    cand = rng.normal(size=(m, cap))
     if shift is not None:
         cand[0] -= shift
     rule = get_rule(RuleName.EXACT)
@@ -639,22 +785,37 @@ def sequential_cell(cell: tuple[Variant, int, int, int, str]) -> list[Outcome]:
     sizes = design.schedule(first)
     rng = np.random.default_rng(seed)
     control_rng = np.random.default_rng([seed, 1])
+    history_rng = np.random.default_rng([seed, 2])
     changes = {label: (p_b, p_c) for label, p_b, p_c in SEQ_CHANGES}
+    m = cases_of(mix)
     if what in ("null continuous", f"{SHIFT_SD:g} sd"):
         shift = None if what == "null continuous" else SHIFT_SD
         return [
             sequential_suite(
-                design, first, continuous_draws(mix, depth, cap, shift, rng), variant.family
+                design,
+                first,
+                continuous_draws(mix, depth, cap, shift, rng),
+                variant.family,
+                cases_in=m,
             )
             for _ in range(suites)
         ]
     outcomes = []
+    guard = variant.guard
     for _ in range(suites):
         check = BinaryCheck(
-            mix, depth, sizes, changes.get(what), rng, variant.sessions, variant.guard, control_rng
+            mix,
+            depth,
+            sizes,
+            changes.get(what),
+            rng,
+            variant.sessions,
+            guard,
+            control_rng,
+            history_rng,
         )
-        control = check if variant.guard.control is not None else None
-        outcomes.append(sequential_suite(design, first, check, variant.family, control))
+        control = check if guard.control is not None else None
+        outcomes.append(sequential_suite(design, first, check, variant.family, control, m))
     return outcomes
 
 
@@ -672,9 +833,10 @@ def sequential_row(variant: Variant, first: int, results: dict[str, list[Outcome
     flagged, spent = _per_change(results, first, lambda o: o.spent)
     row.extend(flagged)
     row.append(f"{100 * np.mean([o.flagged for o in results[f'{SHIFT_SD:g} sd']]):.1f}%")
-    row.append(f"{np.mean([o.calls for o in results['null binary']]) / M:.2f}")
+    m = cases_of(variant.mix)
+    row.append(f"{np.mean([o.calls for o in results['null binary']]) / m:.2f}")
     row.append(" / ".join(spent))
-    row.append(f"{depth * M}")
+    row.append(f"{depth * m}")
     return row
 
 
@@ -704,13 +866,62 @@ def drift_row(variant: Variant, first: int, results: dict[str, list[Outcome]]) -
     null = results["null binary"]
     row = [variant.mix, variant.guard.label(), variant.sessions.label()]
     row.append(f"{100 * np.mean([o.failed for o in null]):.1f}%")
-    flagged, spent = _per_change(results, first, lambda o: o.spent + o.control_spent)
+    changed = all(c[0] in results for c in SEQ_CHANGES)
+    flagged, spent = (
+        _per_change(results, first, lambda o: o.spent + o.control_spent)
+        if changed
+        else (["-"] * len(SEQ_CHANGES), ["-"] * len(SEQ_CHANGES))
+    )
     row.extend(flagged)
-    row.append(f"{np.mean([o.calls + o.control_calls for o in null]) / M:.2f}")
-    row.append(f"{np.mean([o.control_calls for o in null]) / M:.2f}")
+    m = cases_of(variant.mix)
+    row.append(f"{np.mean([o.calls + o.control_calls for o in null]) / m:.2f}")
+    row.append(f"{np.mean([o.control_calls for o in null]) / m:.2f}")
     row.append(" / ".join(spent))
     row.append(f"{np.mean([o.inconclusive for o in null]):.2f}")
+    row.append(f"{np.mean([o.skipped for o in null]):.3f}")
+    if not changed:
+        return [*row, "-", "-", "-", "-"]
+    row.append(
+        " / ".join(_share_of(results[c[0]], lambda o: o.skipped0, o_flagged) for c in SEQ_CHANGES)
+    )
+    for verdict in (Verdict.UNCHANGED, Verdict.INCONCLUSIVE):
+        row.append(
+            " / ".join(
+                f"{100 * np.mean([o.verdict0 == verdict.value for o in results[c[0]]]):.1f}%"
+                for c in SEQ_CHANGES
+            )
+        )
+    row.append(" / ".join(_doubt(results[label]) for label in DOUBT_CHANGES))
     return row
+
+
+#: The real drops of 0.2-0.3 whose cases left in doubt a row says the controls' verdicts of.
+DOUBT_CHANGES = ("0.9->0.5", "0.7->0.4", "0.5->0.2")
+
+
+def o_flagged(outcome: Outcome) -> bool:
+    return outcome.flagged
+
+
+def _share_of(
+    outcomes: list[Outcome], which: Callable[[Outcome], bool], among: Callable[[Outcome], bool]
+) -> str:
+    """The share of the outcomes `among` selects that `which` holds for ("-": none selected)."""
+    chosen = [o for o in outcomes if among(o)]
+    return f"{100 * np.mean([which(o) for o in chosen]):.0f}%" if chosen else "-"
+
+
+def _doubt(outcomes: list[Outcome]) -> str:
+    """How the controls of a changed case left in doubt ended: regressed, unchanged and
+    inconclusive, as shares of those suites, and their share of every suite."""
+    doubted = [o.doubt0 for o in outcomes if o.doubt0]
+    if not doubted:
+        return "-"
+    shares = [
+        f"{100 * doubted.count(v.value) / len(doubted):.0f}%"
+        for v in (Verdict.REGRESSED, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
+    ]
+    return f"{100 * len(doubted) / len(outcomes):.1f}%: " + " ".join(shares)
 
 
 def share(
@@ -744,13 +955,22 @@ def _control_guard(value: str) -> Guard:
     many, at least M), then `,own` for a family of the controlled cases alone, `,alpha=S` for
     a share S of the look's alpha against the control, `,after` for a control taken after the
     last look beside fresh candidate repeats, and with it `,pooled` to judge every candidate
-    repeat against the control (as `check` takes and judges it)."""
+    repeat against the control, `,steps=M/M` for its looks before the last (`,srho=R` their
+    spending exponent), `,doubt` for the cases left in doubt too, `,futile` for their futility
+    stops (`,stop=p` on the p of a worsening alone), `,drift[=R]` for no control beyond the drift
+    learned from a prior rho R (default `settings.DRIFT_PRIOR`) and `,history=H` more sessions,
+    and `,evidence` for an unchanged verdict only where the control's interval excludes a drop
+    that matters (`Guard`)."""
     spec, *options = value.split(",")
     own, after, pooled, alpha = False, False, False, 1.0
     steps: tuple[int, ...] = ()
     steps_rho = SPENDING_RHO
     doubt = False
     futile = False
+    drift: float | None = None
+    history = 0
+    evidence = False
+    doubt_stop = "step"
     for option in options:
         if option == "own":
             own = True
@@ -768,9 +988,20 @@ def _control_guard(value: str) -> Guard:
             steps = tuple(int(m) for m in option.removeprefix("steps=").split("/"))
         elif option.startswith("srho="):
             steps_rho = float(option.removeprefix("srho="))
+        elif option == "drift":
+            drift = DRIFT_PRIOR
+        elif option.startswith("drift="):
+            drift = float(option.removeprefix("drift="))
+        elif option.startswith("history="):
+            history = int(option.removeprefix("history="))
+        elif option == "evidence":
+            evidence = True
+        elif option == "stop=p":
+            doubt_stop = "p"
         else:
             raise argparse.ArgumentTypeError(
-                f"{value}: {option!r} is not 'own', 'after', 'pooled', 'alpha=S', 'steps=M/M' or 'srho=R'"
+                f"{value}: {option!r} is not 'own', 'after', 'pooled', 'alpha=S', 'steps=M/M', "
+                "'srho=R', 'doubt', 'futile', 'stop=p', 'drift[=R]', 'history=H' or 'evidence'"
             )
     matched, _, least = spec.partition(":") if spec.startswith("matched") else ("", "", spec)
     repeats = int(least) if least else 0
@@ -789,6 +1020,10 @@ def _control_guard(value: str) -> Guard:
         steps_rho=steps_rho,
         doubt=doubt and after,
         futile=futile and after,
+        drift=drift if after else None,
+        history=history,
+        evidence=evidence and after,
+        doubt_stop=doubt_stop,
     )
 
 
@@ -814,7 +1049,11 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
         + "; baseline off = the adoption session puts each case with a mean in [0.3, 0.8] at its "
         "mean +/- U[0.15, 0.20] (random sign); calls/case = mean candidate repeats per case on "
         "unchanged suites, controls included (of them: controls); spent = on the changed case, "
-        "controls included\n"
+        "controls included; inconclusive = cases left inconclusive per unchanged suite; "
+        "confirmed beyond drift = cases per unchanged suite regressed with no control; of the "
+        "flagged, without a control = the changed case's share of its regressions confirmed "
+        "with none; missed = suites whose changed case ended unchanged, or inconclusive; in "
+        "doubt = suites whose changed case took a control in doubt, and how those ended\n"
     )
     head = [
         "mix",
@@ -826,6 +1065,11 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
         "of them controls",
         "spent " + " / ".join(c[0] for c in SEQ_CHANGES),
         "inconclusive",
+        "confirmed beyond drift",
+        "of the flagged, without a control",
+        "missed, unchanged",
+        "missed, inconclusive",
+        "in doubt " + " / ".join(DOUBT_CHANGES) + ": regressed unchanged inconclusive",
     ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -836,14 +1080,21 @@ def drift_table(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> No
         for guard in guards
         for sessions in drifts
     ]
+
+    def measured(variant: Variant) -> list[str]:
+        """The cells of a row: with --null-under-drift, a drifting row's unchanged one alone."""
+        if args.null_under_drift and not variant.sessions.fixed:
+            return ["null binary"]
+        return DRIFT_CELLS
+
     cells = [
         (variant, args.first, args.suites, _sequential_seed(args.seed, variant.mix, what), what)
         for variant in variants
-        for what in DRIFT_CELLS
+        for what in measured(variant)
     ]
     outcomes = pool.imap(sequential_cell, cells, chunksize=1)
     for variant in variants:
-        results = {what: next(outcomes) for what in DRIFT_CELLS}
+        results = {what: next(outcomes) for what in measured(variant)}
         print("| " + " | ".join(drift_row(variant, args.first, results)) + " |", flush=True)
 
 
@@ -894,7 +1145,11 @@ def main() -> None:
     )
     parser.add_argument("--first", type=int, default=REPEATS, help="the first look's repeats")
     parser.add_argument(
-        "--mixes", nargs="*", default=list(NOISY_SHARE), help="case mixes of the sequential rows"
+        "--mixes",
+        nargs="*",
+        default=["current", "noisy"],
+        help="case mixes of the sequential rows: current, noisy, noisy-21 (the noisy mix in 21 "
+        "cases)",
     )
     parser.add_argument(
         "--drift",
@@ -930,6 +1185,12 @@ def main() -> None:
         default=[],
         help="designs whose deep baseline is taken over this many sessions, its depth split "
         "evenly (with --off, the first session sits off)",
+    )
+    parser.add_argument(
+        "--null-under-drift",
+        action="store_true",
+        help="the drift table measures a row whose sessions drift (or whose adoption sits off) on "
+        "unchanged suites alone: its false-alarm rate and cost, the power columns left empty",
     )
     parser.add_argument(
         "--guarded-only",

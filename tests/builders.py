@@ -283,6 +283,37 @@ def adopted_world(
     return work
 
 
+def narrowed_world(
+    cli: Any, work: Path, monkeypatch: pytest.MonkeyPatch, case_ids: list[str], rate: float,
+    *, depth: int = 100, git: bool = True,
+) -> Path:  # fmt: skip
+    """A `world_repo` whose target's version is its program alone (`fingerprint:`), its baseline
+    adopted in the world "adoption" at `rate` (`depth` repeats per case), committed when `git`."""
+    world_repo(work, case_ids)
+    suite = work / "suite.yaml"
+    doc = yaml.safe_load(suite.read_text())
+    doc["target"]["fingerprint"] = ["answer.py"]
+    doc["defaults"] = {"baseline_repeats": depth}
+    write_suite(work, doc)
+    if git:
+        commit_all(work, "an answerer")
+    monkeypatch.setenv("WORLD", "adoption")
+    monkeypatch.setenv("WORLD_RATE", str(rate))
+    assert world_check(cli, work).json()["adopted"]
+    if git:
+        commit_all(work, "the baseline")
+    return work
+
+
+def reworded(repo: Path, i: int, *, git: bool = True) -> None:
+    """A change of a `world_repo`'s program text that changes nothing it does: a new version of
+    a narrowed target."""
+    program = repo / "answer.py"
+    program.write_text(program.read_text() + f"# revision {i}\n")
+    if git:
+        commit_all(repo, f"a comment, revision {i}")
+
+
 def isolate_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Keep the machine's git configuration, and any repository around `tmp_path`, out."""
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)

@@ -15,6 +15,7 @@ __all__ = [
     "BaselinePointer",
     "CaseBand",
     "CaseRecord",
+    "DriftCheck",
     "FailingExample",
     "Graded",
     "ImportedFrom",
@@ -120,6 +121,36 @@ class JudgedLook(_Record):
     """Per case: the first and the end repeat of the candidate, then of the baseline."""
 
 
+class DriftCheck(_Record):
+    """Whether drift between sessions could explain a case's drop: its pass rate's drop tested
+    as if the check's session sat as far from the baseline's as the case's learned drift allows
+    (`noisefloor.stats.drift`). Beyond it, no concurrent control is needed."""
+
+    scorer: str
+    """The scorer whose drop was tested (the first regressed pass rate)."""
+    baseline: tuple[int, int]
+    """The deep baseline's passes and repeats."""
+    candidate: tuple[int, int]
+    """The candidate's passes and repeats at the look that called the case regressed."""
+    rho: float
+    """The drift allowed: the intra-session correlation of the case's pass rate between sessions,
+    its own sessions' shrunk towards the suite's, the suite's towards the prior."""
+    sessions: int
+    """Sessions of the baseline's version the case's own estimate rests on (0: none, or one)."""
+    suite_rho: float
+    """The suite's rho, shrunk towards the prior."""
+    suite_sessions: int
+    """Sessions over every case of the suite that told something about drift."""
+    prior: float
+    """The prior rho (`settings.DRIFT_PRIOR`)."""
+    p: float
+    """The drop's p-value under that much drift."""
+    threshold: float
+    """The level the look that called it regressed held its p to."""
+    beyond: bool
+    """`p` is within `threshold`: no plausible drift reaches the drop."""
+
+
 class SequentialRecord(_Record):
     """How a sequential check judged its run, so that `diff` and `report` judge it again by the
     same looks and give its verdicts."""
@@ -144,6 +175,9 @@ class SequentialRecord(_Record):
     one look, at each control's own repeats."""
     uncontrolled: dict[str, str] = {}
     """Per case the deep baseline called regressed without a concurrent control: why none."""
+    drift: dict[str, DriftCheck] = {}
+    """Per case the looks left regressed: whether drift could explain its drop (beyond it, no
+    control was taken)."""
 
 
 class RunRecord(_Record):

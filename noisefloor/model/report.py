@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from noisefloor.model.parts import Part, Side, Usage
+from noisefloor.model.records import DriftCheck
 from noisefloor.model.verdict import Verdict, side, title_of
 
 if TYPE_CHECKING:
@@ -149,6 +150,9 @@ class Control(Part):
     """The candidate against the control; the case is regressed only when this is too."""
     reason: str = ""
     """The candidate against the control in words, or why no control was taken."""
+    drift: DriftCheck | None = None
+    """For a case the looks left regressed: whether drift could explain its drop, which decides
+    whether a control is taken at all."""
 
 
 class Sequential(Part):

@@ -8,25 +8,30 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
+import orjson
+
 from noisefloor import stats
-from noisefloor.model.parts import Side
-from noisefloor.model.records import CaseRecord, RunRecord
-from noisefloor.model.report import CaseReport, Control
+from noisefloor.model.records import CaseRecord, DriftCheck, RunRecord
+from noisefloor.model.report import CaseReport
 from noisefloor.model.verdict import Verdict
-from noisefloor.operations.baseline_version import baseline_version
+from noisefloor.operations.baseline_version import baseline_version, probe_of, refusal
 from noisefloor.operations.cost_budget import CostBudget
+from noisefloor.operations.drift_spread import learned_drift
 from noisefloor.operations.run import RunSession
 from noisefloor.pipeline.comparison import comparison_parts
+from noisefloor.rules.control import Windows, confirmed
+from noisefloor.rules.drift import drift_check, drift_words
 from noisefloor.rules.sequential import Stop, settle, step
 from noisefloor.settings import CONTROL_LOOKS, FUTILITY, SPENDING_RHO, RuleSettings
+from noisefloor.store.layout import has_sample, lost_to_infra
 from noisefloor.store.pool import held_repeats
 from noisefloor.store.store import Store
 from noisefloor.suite.model import Suite
+from noisefloor.targets.source import BuiltTarget
 
 __all__ = [
     "ConcurrentControl",
     "Taken",
-    "confirmed",
     "control_verdicts",
     "controlled",
     "replayed",
@@ -34,25 +39,25 @@ __all__ = [
     "wants_control",
 ]
 
-#: A case's control windows as a run keeps them: candidate start and end, control start and end.
-Windows = tuple[int, int, int, int]
-
 
 @dataclass
 class Taken:
     """What a control took: each controlled case's windows, the candidate's cases grown by the
-    repeats taken beside the control, and, per flagged case, why no control was taken."""
+    repeats taken beside the control, per flagged case why no control was taken, and per case
+    the looks left regressed whether drift could explain its drop."""
 
     windows: dict[str, Windows] = field(default_factory=dict)
     cases: dict[str, CaseRecord] = field(default_factory=dict)
     why_not: dict[str, str] = field(default_factory=dict)
+    drift: dict[str, DriftCheck] = field(default_factory=dict)
 
 
 class ConcurrentControl:
     """The repeats of the baseline's own version a check takes for the cases its deep baseline
     calls regressed or leaves in doubt, look by look (`settings.CONTROL_LOOKS`), each beside as
     many fresh ones of the candidate's, interleaved in the check's own session; the fresh ones
-    are judged against the control (`stepped`)."""
+    are judged against the control (`stepped`). A regressed case whose drop no drift the store
+    has seen reaches takes none (`rules.drift`)."""
 
     def __init__(
         self,
@@ -70,28 +75,34 @@ class ConcurrentControl:
 
     def take(
         self,
-        flagged: Mapping[str, CaseRecord],
+        cases: Mapping[str, CaseRecord],
+        screened: Mapping[str, CaseReport],
         pool: RunRecord,
         settings: RuleSettings,
         record_of: Callable[[list[CaseRecord]], RunRecord],
         doubt: Collection[str] = (),
     ) -> Taken:
-        """Take the controls of the candidate's `flagged` cases (`doubt`: those of them the
-        looks left inconclusive) against the deep baseline `pool`, judging them at each look
-        (`record_of` gives the candidate's run as it stands); a case without one keeps its deep
-        verdict and says why."""
+        """Take the controls of the cases the looks judged as `screened` (`doubt`: those of
+        them the looks left inconclusive; `cases`: every case of the candidate as it stands)
+        against the deep baseline `pool`, judging them at each look (`record_of` gives the
+        candidate's run as it stands); a case without one keeps its deep verdict and says why."""
         taken = Taken()
         held = {c.case_id: c for c in pool.cases}
         opened: dict[str, tuple[CaseRecord, CaseRecord]] = {}
-        for cid, case in flagged.items():
-            base_case = held.get(cid)
+        refused = refusal(self.base, self.session.built)
+        for cid in screened:
+            case, base_case = cases[cid], held.get(cid)
             if base_case is None or base_case.case_key != case.case_key:
                 taken.why_not[cid] = (
                     "its input changed since the baseline: the baseline's input is not run again"
                 )
                 continue
+            if refused is not None:
+                taken.why_not[cid] = refused
+                continue
             end = held_repeats(self.store, base_case)
             opened[cid] = (base_case.model_copy(update={"first_repeat": end, "start": end}), case)
+        self._beyond_drift(taken, opened, screened, pool, cases, doubt)
         short = self._short(opened)
         if short is not None:
             taken.why_not.update((cid, short) for cid in opened)
@@ -101,6 +112,10 @@ class ConcurrentControl:
         with baseline_version(self.store, self.suite, self.base, self.session.built) as version:
             if isinstance(version, str):
                 taken.why_not.update((cid, version) for cid in opened)
+                return taken
+            silent = self._silent(version, opened)
+            if silent is not None:
+                taken.why_not.update((cid, silent) for cid in opened)
                 return taken
 
             def look(running: list[str], size: int) -> dict[str, Windows]:
@@ -120,6 +135,62 @@ class ConcurrentControl:
 
             taken.windows = stepped(list(opened), look, judge, CONTROL_LOOKS, doubt)
         return taken
+
+    def _beyond_drift(
+        self,
+        taken: Taken,
+        opened: dict[str, tuple[CaseRecord, CaseRecord]],
+        screened: Mapping[str, CaseReport],
+        pool: RunRecord,
+        cases: Mapping[str, CaseRecord],
+        doubt: Collection[str],
+    ) -> None:
+        """Test the drop of each regressed case against the drift the store has seen of the
+        baseline's version (`taken.drift`), and take out of `opened` each one that no such
+        drift reaches: it needs no control."""
+        regressed = [cid for cid in opened if cid not in doubt]
+        if not regressed:
+            return
+        allowance = learned_drift(
+            self.store, self.base, pool, {cid: c.scorers for cid, c in cases.items()}
+        )
+        for cid in regressed:
+            check = drift_check(
+                screened[cid],
+                allowance.spreads.get(cid, {}),
+                allowance.concentration.get(cid, {}),
+                allowance.prior,
+            )
+            if check is None:
+                continue
+            taken.drift[cid] = check
+            if check.beyond:
+                taken.why_not[cid] = (
+                    f"none needed: {drift_words(check)}, so no drift this store has seen of the "
+                    "baseline's version reaches the drop"
+                )
+                del opened[cid]
+
+    def _silent(
+        self, version: BuiltTarget, opened: Mapping[str, tuple[CaseRecord, CaseRecord]]
+    ) -> str | None:
+        """Why the baseline's version cannot be leaned on: an endpoint rebuilt from the
+        baseline's settings that does not answer its first call, made once with no retry
+        (that call is the control's first repeat); None when it answers or needs no probe."""
+        if version is self.session.built:
+            return None
+        probe = probe_of(self.suite, self.base, self.store)
+        if probe is None:
+            return None
+        built, where = probe
+        control, _ = next(iter(opened.values()))
+        first = control.model_copy(update={"repeats": control.start + 1})
+        self.session.take_beside([], built, [first])
+        (path,) = self.store.sample_files(first)
+        if has_sample(path) and not lost_to_infra(path):
+            return None
+        said = _error_of(path)
+        return f"the baseline's endpoint {where} did not answer{': ' + said if said else ''}"
 
     def _short(self, opened: Mapping[str, tuple[CaseRecord, CaseRecord]]) -> str | None:
         """Why the budgets leave no room for every look of these controls, or None."""
@@ -262,114 +333,6 @@ def wants_control(stop: Stop, case: CaseReport) -> bool:
     return stop is Stop.CAP and settle(case, stop, "").verdict is Verdict.INCONCLUSIVE
 
 
-def confirmed(
-    screened: CaseReport,
-    against: CaseReport | None,
-    windows: Windows | None,
-    why_not: str,
-    min_valid: int,
-) -> CaseReport:
-    """A case the deep baseline called regressed or left in doubt, once its control is judged.
-    A regressed one stays regressed when it is worse than the control too, else takes the
-    verdict against the control, the deep baseline's evidence named as drift; one in doubt
-    takes the verdict against the control, with the deep baseline's evidence beside it.
-    Without a control, or with one that the infrastructure left under `min_valid` scored
-    repeats on either side, the deep verdict stands and says why."""
-    if against is None or windows is None:
-        return _with(screened, Control(reason=f"no concurrent control: {why_not}"))
-    short = [
-        s.key for s in against.scorers if min(_scored(s.baseline), _scored(s.candidate)) < min_valid
-    ]
-    if short and against.verdict is not Verdict.REGRESSED:
-        # a control that measured nothing must not clear a regression
-        reason = (
-            f"no concurrent control: too few of its repeats were scored ({', '.join(short)}: "
-            f"fewer than min_valid {min_valid} on a side), so the deep verdict stands"
-        )
-        return _with(screened, Control(reason=reason))
-    c_start, c_end, b_start, b_end = windows
-    control = Control(
-        repeats=b_end - b_start,
-        candidate_repeats=c_end - c_start,
-        verdict=against.verdict,
-        reason=_against(against),
-    )
-    beside = f"the baseline's own version taken beside it in this check ({control.reason})"
-    regressed = against.verdict is Verdict.REGRESSED
-    if screened.verdict is Verdict.REGRESSED:
-        if regressed:
-            return _with(screened, control)
-        moved = _drift(screened, against)
-        reason = (
-            f"worse than the deep baseline ({screened.reason}), but not than {beside}: "
-            f"{moved + '; ' if moved else ''}the baseline's session sat off the rate this one "
-            "sees (drift), not a regression"
-        )
-    elif regressed:
-        reason = f"worse than {beside}; in doubt against the deep baseline ({screened.reason})"
-    elif against.verdict is Verdict.INCONCLUSIVE:
-        reason = f"in doubt against {beside} too; against the deep baseline: {screened.reason}"
-    else:
-        moved = _drift(screened, against)
-        reason = (
-            f"{against.verdict.value} against {beside}, where the deep baseline left it in doubt "
-            f"({screened.reason}){': ' + moved if moved else ''}"
-        )
-    return _with(against.model_copy(update={"reason": reason}), control, screened)
-
-
-def _drift(screened: CaseReport, against: CaseReport) -> str:
-    """How far each pass rate the deep baseline holds sits from the control's, in words, or ""
-    when none moved by 0.05 or more."""
-    held = {s.key: s.baseline for s in screened.scorers}
-    moved = []
-    for s in against.scorers:
-        deep = held.get(s.key)
-        if deep is None or deep.k is None or not deep.n or s.baseline.k is None or not s.baseline.n:
-            continue
-        then, now = deep.k / deep.n, s.baseline.k / s.baseline.n
-        if abs(then - now) >= 0.05:
-            moved.append(
-                f"{s.key} {then:.2f} in the deep baseline's sessions ({deep.k}/{deep.n}), "
-                f"{now:.2f} in this check's ({s.baseline.k}/{s.baseline.n})"
-            )
-    return f"drift: {'; '.join(moved)}" if moved else ""
-
-
-def _scored(side: Side) -> int:
-    """Repeats a scorer scored on one side: its pass rate's n, or its values."""
-    return side.n if side.n is not None else len(side.values or [])
-
-
-def _against(case: CaseReport) -> str:
-    """The candidate against its control in words: the rule's reason, then the counts on both
-    sides of each pass rate the reason does not give."""
-    counts = []
-    for s in case.scorers:
-        if s.baseline.k is None or s.candidate.k is None:
-            continue
-        change = f"{s.baseline.k}/{s.baseline.n} -> {s.candidate.k}/{s.candidate.n}"
-        if change not in case.reason:
-            p = s.evidence.p_regress
-            counts.append(f"{s.key}: {change}" + (f" (p={p:.3g})" if p is not None else ""))
-    return "; ".join([case.reason, *counts])
-
-
-def _with(case: CaseReport, control: Control, screened: CaseReport | None = None) -> CaseReport:
-    """`case` with the control in its sequential evidence (the screened case's, when `case` is
-    the judgement against the control): the candidate's repeats then count those taken beside
-    the control too, and a verdict against the control rests on those alone."""
-    sequential = (screened or case).sequential
-    if sequential is None:
-        return case
-    update: dict[str, object] = {"control": control}
-    if control.candidate_repeats:
-        update["candidate_repeats"] = sequential.candidate_repeats + control.candidate_repeats
-        if screened is not None:
-            update["verdict_repeats"] = control.candidate_repeats
-    return case.model_copy(update={"sequential": sequential.model_copy(update=update)})
-
-
 def controlled(
     store: Store, base: RunRecord, run: RunRecord, cases: list[CaseReport], settings: RuleSettings
 ) -> list[CaseReport]:
@@ -390,8 +353,19 @@ def controlled(
             record.controls.get(c.case_id),
             record.uncontrolled.get(c.case_id, ""),
             settings.min_valid,
+            record.drift.get(c.case_id),
         )
         if c.case_id in flagged
         else c
         for c in cases
     ]
+
+
+def _error_of(path: str) -> str:
+    """The error a sample file holds, "" when it holds none or does not read."""
+    try:
+        with open(path, "rb") as handle:
+            error = orjson.loads(handle.read()).get("error")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return ""
+    return error if isinstance(error, str) else ""

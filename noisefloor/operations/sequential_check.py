@@ -31,6 +31,7 @@ from noisefloor.operations.concurrent_control import (
     wants_control,
 )
 from noisefloor.operations.cost_budget import CostBudget
+from noisefloor.operations.run import bands_of
 from noisefloor.operations.sequential_summary import shallow_warning, spent
 from noisefloor.pipeline.comparison import comparison_parts, run_summary
 from noisefloor.rules.sequential import Stop, doubt_order, doubt_p, settle, step
@@ -235,11 +236,14 @@ def sequential_check(
     order = [c.case_id for c in sampler.cases()]
     control_taken = Taken()
     if control is not None:
-        flagged = {cid: windows[cid] for cid in order if wants_control(stops[cid], final[cid])}
+        flagged = {cid: final[cid] for cid in order if wants_control(stops[cid], final[cid])}
         if flagged:
             doubt = {cid for cid in flagged if stops[cid] is Stop.CAP}
-            control_taken = control.take(flagged, pool, settings, sampler.record, doubt)
+            control_taken = control.take(windows, flagged, pool, settings, sampler.record, doubt)
             windows.update(control_taken.cases)
+            # a case grown beside its control rests on repeats no look scored as a whole: scored
+            # now, so that the ledger reads a status for each of them
+            bands_of(store, pool.suite, list(control_taken.cases.values()))
     run = sampler.finish([windows[cid] for cid in order])
     pool = pool_of()
     depth = _depth(pool)
@@ -258,6 +262,7 @@ def sequential_check(
         controls=control_taken.windows,
         control_looks=list(CONTROL_LOOKS) if control_taken.windows else [],
         uncontrolled=control_taken.why_not,
+        drift=control_taken.drift,
     )
     run = run.model_copy(update={"sequential": record})
     store.save_run(run)

@@ -15,6 +15,9 @@ __all__ = [
     "BASELINE_REPEATS",
     "CONTROL_LOOKS",
     "DEFAULT_BRANCH",
+    "DRIFT_PRIOR",
+    "DRIFT_PRIOR_REPEATS",
+    "DRIFT_PRIOR_SESSIONS",
     "EXECUTOR",
     "JOBS",
     "LOCK_TIMEOUT_S",
@@ -78,11 +81,22 @@ LOOKS = (10, 20, 40)
 FUTILITY = (0.3, 0.2, 0.15, 0.1)
 #: The looks of a concurrent control: repeats of the baseline's own version, each beside as many
 #: fresh ones of the candidate's, which are judged against it, alpha spent across the looks as
-#: across a check's. A break is confirmed at 10 (20 calls), a case in doubt mostly stops at 5,
-#: and the last look's 80 keeps mid-range drops (0.7 -> 0.4 is found in 51% of noisy checks
+#: across a check's. A break within the drift a case is allowed is confirmed at 10 (20 calls;
+#: one beyond it takes none), a case in doubt mostly stops at 5, and the last look's 80 keeps
+#: mid-range drops (0.7 -> 0.4 is found in 51% of noisy checks
 #: without a control, 38% with a single control of 40 after the looks, 56% with these looks,
 #: which also decide the cases left in doubt: docs/sequential.md).
 CONTROL_LOOKS = (5, 10, 20, 40, 80)
+#: The drift a case is allowed before the store shows how far it moves: the intra-session
+#: correlation rho of its pass rate between sessions (docs/drift.md). 0.05 is the largest the
+#: false-alarm rate of a check is held at (docs/sequential.md); the servers measured there showed
+#: at most 0.017, and one adoption that sat 3.3 standard errors off (research/statistics.md §10).
+DRIFT_PRIOR = 0.05
+#: How much evidence the prior counts as: this many sessions of `DRIFT_PRIOR_REPEATS` repeats
+#: (beyond one). Twenty sessions of 30 that show no drift bring a case's rho from 0.05 to 0.017,
+#: about what they cannot rule out (two standard errors, docs/drift.md).
+DRIFT_PRIOR_SESSIONS = 10
+DRIFT_PRIOR_REPEATS = 30
 #: The exponent of the alpha-spending function (n / cap) ** rho across a check's looks.
 SPENDING_RHO = 1.0
 #: The store's directory when neither --root nor NOISEFLOOR_ROOT names one.

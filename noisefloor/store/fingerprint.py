@@ -1,4 +1,5 @@
-"""The code part of a target's version: content hashes of the files the target runs.
+"""The code part of a target's version: content hashes of the files the target runs, and the
+git work tree around them.
 
 Labels are paths relative to the suite's base directory (or labels like `git:`), never absolute.
 """
@@ -20,20 +21,19 @@ import orjson
 from noisefloor.errors import TargetConfigError
 
 __all__ = [
-    "COMMITS_SEARCHED",
     "GIT_LABEL",
     "CodeFingerprint",
     "code_fingerprint",
-    "commit_holding",
     "fingerprint_digest",
+    "git_output",
     "hash_file",
+    "labelled",
     "tracked_files",
+    "work_tree",
 ]
 
 #: The label of the entry that stands for the tracked files of the enclosing git work tree.
 GIT_LABEL = "git:"
-#: How many of a repository's newest commits `commit_holding` looks through for a version.
-COMMITS_SEARCHED = 500
 
 _CHUNK = 1 << 20
 #: Paths per `git hash-object` call, well below any argument-length limit.
@@ -112,7 +112,7 @@ def _argv_files(base_dir: Path, argv: Sequence[str], cwd: Path) -> dict[str, str
     return result
 
 
-def _git(args: list[str], cwd: str, stdin: bytes | None = None) -> bytes | None:
+def git_output(args: list[str], cwd: str, stdin: bytes | None = None) -> bytes | None:
     """Output of one git command, or None when git is missing or the command fails."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
@@ -134,12 +134,12 @@ def _hash_objects(top: str, paths: list[str]) -> list[str]:
     ids: list[str] = []
     for start in range(0, len(paths), _HASH_BATCH):
         batch = paths[start : start + _HASH_BATCH]
-        out = _git(["hash-object", "--", *batch], top)
+        out = git_output(["hash-object", "--", *batch], top)
         if out is not None:
             ids.extend(out.decode().split())
         else:  # one of them is unreadable or just went away: find which
             for path in batch:
-                ids.append(_id(_git(["hash-object", "--", path], top)))
+                ids.append(_id(git_output(["hash-object", "--", path], top)))
     return ids
 
 
@@ -159,9 +159,9 @@ def _worktree_ids(top: str, changed: dict[str, str]) -> dict[str, str]:
             continue
         if stat.S_ISLNK(info.st_mode):
             link = os.fsencode(os.readlink(full))
-            ids[path] = f"120000 {_id(_git(['hash-object', '--stdin'], top, link))}"
+            ids[path] = f"120000 {_id(git_output(['hash-object', '--stdin'], top, link))}"
         elif mode == "160000":  # a submodule checked out at another commit
-            ids[path] = f"{mode} {_id(_git(['rev-parse', 'HEAD'], full))}"
+            ids[path] = f"{mode} {_id(git_output(['rev-parse', 'HEAD'], full))}"
         elif stat.S_ISREG(info.st_mode):
             if mode == "000000":
                 mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
@@ -190,12 +190,12 @@ def tracked_files(cwd: Path, base_dir: Path, exclude: Sequence[Path] = ()) -> di
         Label (path relative to `base_dir`, forward slashes) to `<mode> <blob id>`, sorted; None
         when git is missing or `cwd` is not in a work tree.
     """
-    tree = _work_tree(cwd, exclude)
+    tree = work_tree(cwd, exclude)
     if tree is None:
         return None
     top, real_top, skipped = tree
-    listed = _git(["ls-files", "--stage", "-z"], top)
-    changes = _git(["diff-files", "-z", "--ignore-submodules=dirty"], top)
+    listed = git_output(["ls-files", "--stage", "-z"], top)
+    changes = git_output(["diff-files", "-z", "--ignore-submodules=dirty"], top)
     if listed is None or changes is None:
         return None
     manifest: dict[str, str] = {}
@@ -215,13 +215,13 @@ def tracked_files(cwd: Path, base_dir: Path, exclude: Sequence[Path] = ()) -> di
         }
         changed = {p: m for p, m in changed.items() if p not in skipped and not p.startswith(below)}
     manifest.update(_worktree_ids(top, changed))
-    return _labelled(manifest, os.path.relpath(os.path.realpath(base_dir), real_top))
+    return labelled(manifest, os.path.relpath(os.path.realpath(base_dir), real_top))
 
 
-def _work_tree(cwd: Path, exclude: Sequence[Path]) -> tuple[str, str, list[str]] | None:
+def work_tree(cwd: Path, exclude: Sequence[Path]) -> tuple[str, str, list[str]] | None:
     """The top of the git work tree around `cwd` (as git names it, and resolved), and the
     paths of `exclude` inside it relative to its top; None outside a work tree."""
-    top_out = _git(["rev-parse", "--show-toplevel"], str(cwd))
+    top_out = git_output(["rev-parse", "--show-toplevel"], str(cwd))
     if top_out is None:
         return None
     top = os.fsdecode(top_out.rstrip(b"\n"))
@@ -236,55 +236,20 @@ def _work_tree(cwd: Path, exclude: Sequence[Path]) -> tuple[str, str, list[str]]
     return top, real_top, skipped
 
 
-def commit_holding(
-    manifest: dict[str, str],
-    cwd: Path,
-    base_dir: Path,
-    exclude: Sequence[Path] = (),
-    *,
-    limit: int = COMMITS_SEARCHED,
-) -> str | None:
-    """The newest commit of the repository around `cwd` whose tracked files are exactly
-    `manifest` (as `tracked_files` lists them), or None: a version taken from files no commit
-    holds as they were, or older than the `limit` newest commits of every branch.
-
-    One git command per commit looked at, the newest first."""
-    tree = _work_tree(cwd, exclude)
-    if tree is None:
-        return None
-    top, real_top, skipped = tree
-    base = os.path.relpath(os.path.realpath(base_dir), real_top)
-    below = tuple(f"{s}/" for s in skipped)
-    listed = _git(["rev-list", "--all", f"--max-count={limit}"], top)
-    for sha in os.fsdecode(listed or b"").split():
-        out = _git(["ls-tree", "-r", "-z", "--full-tree", sha], top)
-        if out is None:
-            continue
-        held: dict[str, str] = {}
-        for entry in os.fsdecode(out).split("\0"):
-            meta, _, path = entry.partition("\t")
-            if meta and path not in skipped and not path.startswith(below):
-                mode, _kind, blob = meta.split(" ")
-                held[path] = f"{mode} {blob}"
-        if _labelled(held, base) == manifest:
-            return sha
-    return None
-
-
-def _labelled(manifest: dict[str, str], base: str) -> dict[str, str]:
+def labelled(manifest: dict[str, str], base: str) -> dict[str, str]:
     """Paths relative to the work tree's top made relative to `base` (relative to the top too),
     sorted; a name that is not UTF-8 shows its odd bytes as `\\xNN`."""
     base = Path(base).as_posix()
     prefix = "" if base == "." else f"{base}/"
-    labelled = {}
+    out = {}
     for path, value in manifest.items():
         label = path if path.isascii() else os.fsencode(path).decode("utf-8", "backslashreplace")
         if prefix:
             label = (
                 label[len(prefix) :] if label.startswith(prefix) else posixpath.relpath(label, base)
             )
-        labelled[label] = value
-    return dict(sorted(labelled.items()))
+        out[label] = value
+    return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)

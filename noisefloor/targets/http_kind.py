@@ -106,6 +106,14 @@ class HttpKind(TargetKind):
             return []
         return [(("target", "http", key), http.get(key)) for key in ("messages", "system")]
 
+    def probe(self, settings: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        """The endpoint's settings with no retry (`max_retries` is no part of its version), and
+        its base URL."""
+        http = settings.get("http")
+        if not isinstance(http, dict):
+            return None
+        return {**settings, "http": {**http, "max_retries": 0}}, str(http.get("base_url", ""))
+
     def run_fact(self, sample: RawSample) -> tuple[str | None, str | None]:
         """The model that served the call, and the error of a call refused as misconfigured."""
         envelope = sample.envelope or {}

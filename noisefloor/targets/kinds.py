@@ -165,6 +165,13 @@ class TargetKind:
         (`ledger_fields`). Those not given are NULL."""
         return {}
 
+    def probe(self, settings: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        """For a target built again from kept `settings` (an endpoint, for a concurrent
+        control): the same settings making one attempt per call, and where the calls go, so
+        that one call shows whether it answers before a control leans on it; None when there is
+        nothing to probe."""
+        return None
+
 
 class TargetSpec(SpecFields):
     """Exactly one of `command` (with its settings) or `http`."""

@@ -196,10 +196,17 @@ def test_a_partial_drop_is_decided_at_a_later_look_on_every_repeat(cli, project,
     assert result.code == 1, report["counts"]
     for case in report["cases"]:
         assert case["verdict"] == "regressed"
-        # a glob-fingerprinted target's old code cannot be run again: the deep verdict stands
+        # 30/30 -> 6/10 is within the drift the prior allows (a control would decide it), but
+        # a glob-fingerprinted target outside git cannot be run again: the deep verdict stands
         unavailable = CONTROL_UNAVAILABLE.format(key=report["runs"]["baseline"]["target_key"])
+        drift = case["sequential"]["control"]["drift"]
+        assert (drift["baseline"], drift["candidate"], drift["beyond"]) == (
+            [30, 30],
+            [6, 10],
+            False,
+        )
         assert case["sequential"] == {
-            "control": {"reason": unavailable},
+            "control": {"reason": unavailable, "drift": drift},
             "baseline_repeats": 30,
             "candidate_repeats": 10,
             "screen": 5,

@@ -1,6 +1,7 @@
 """Checks through the command line while the world around the target drifted after the adoption:
 a behaviour-neutral commit fails at most 1 check in 5, and a real drop (0.5 -> 0.1) under the
-same drift is caught in at least 4 of 5. Slow (hundreds of target calls): run with `-m quality`."""
+same drift is caught in at least 4 of 5; alike for a suite whose version is narrowed by
+`fingerprint:` globs. Slow (hundreds of target calls): run with `-m quality`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.builders import adopted_world, commit_all, isolate_git, world_check, worse_world
+from tests.builders import (
+    adopted_world,
+    commit_all,
+    isolate_git,
+    narrowed_world,
+    reworded,
+    world_check,
+    worse_world,
+)
 
 pytestmark = pytest.mark.quality
 
@@ -82,4 +91,63 @@ def test_a_real_drop_under_the_same_drift_is_caught_in_four_checks_of_five(
     for result in caught:
         (mid,) = [c for c in result.json()["cases"] if c["verdict"] == "regressed"]
         assert mid["case_id"] == "mid"
-        assert mid["sequential"]["control"]["verdict"] == "regressed"
+        # confirmed by its control, or with none where no drift the prior allows reaches 0.1
+        control = mid["sequential"]["control"]
+        assert control.get("verdict") == "regressed" or control["drift"]["beyond"], control
+
+
+#: The narrowed suite's mid-range cases, their rate in the adoption's session and after.
+MIDS, NARROWED_ADOPTED, NARROWED_DRIFTED = ["mid0", "mid1", "mid2", "mid3"], 0.55, 0.35
+
+
+@pytest.fixture
+def narrowed(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose target's version is its program alone (`fingerprint:`): four cases
+    at 0.55 in the adoption's session, two that always pass."""
+    return narrowed_world(
+        cli, tmp_path / "repo", monkeypatch, [*MIDS, "steady-1", "steady-2"], NARROWED_ADOPTED
+    )
+
+
+def _narrowed_checks(cli: Any, repo: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Five checks in a world where the mid-range cases moved from 0.55 to 0.35, each after a
+    commit that rewords the program and changes nothing it does (a new narrowed version)."""
+    monkeypatch.setenv("WORLD_RATE", str(NARROWED_DRIFTED))
+    reports = []
+    for i in range(CHECKS):
+        monkeypatch.setenv("WORLD", f"narrowed-{i}")
+        reworded(repo, i)
+        reports.append(world_check(cli, repo))
+    return reports
+
+
+def test_a_narrowed_suite_under_drift_fails_at_most_one_check_in_five(
+    cli: Any, narrowed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = _narrowed_checks(cli, narrowed, monkeypatch)
+    failed = [r.json()["counts"] for r in results if r.code != 0]
+    print(f"narrowed suite, drift 0.55 -> 0.35: {len(failed)} of {CHECKS} checks failed")
+    assert len(failed) <= 1, failed
+    controls = [
+        c["sequential"]["control"]
+        for r in results
+        for c in r.json()["cases"]
+        if "control" in c.get("sequential", {})
+    ]
+    # the narrowed version's control was taken from its commit, never refused
+    assert controls and all(c.get("repeats", 0) >= 5 for c in controls), controls
+
+
+def test_a_real_drop_of_a_narrowed_suite_under_drift_is_caught_in_four_checks_of_five(
+    cli: Any, narrowed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worse_world(narrowed, 0.25)
+    results = _narrowed_checks(cli, narrowed, monkeypatch)
+    caught = [r for r in results if r.code == 1]
+    print(
+        f"narrowed suite, a drop of 0.25 under the same drift: caught in {len(caught)} of {CHECKS}"
+    )
+    assert len(caught) >= 4, [r.json()["counts"] for r in results]
+    for result in caught:
+        regressed = [c for c in result.json()["cases"] if c["verdict"] == "regressed"]
+        assert {c["case_id"] for c in regressed} <= set(MIDS)

@@ -4,16 +4,23 @@ it only when the control measured something."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from noisefloor import stats
 from noisefloor.model.parts import Side
+from noisefloor.model.records import CaseRecord, RunRecord, TargetRecord
 from noisefloor.model.report import CaseReport, Evidence, ScorerReport, Sequential
 from noisefloor.model.verdict import Verdict
 from noisefloor.operations import concurrent_control
-from noisefloor.operations.concurrent_control import Windows, confirmed, replayed, stepped
-from noisefloor.settings import RuleSettings
+from noisefloor.operations.concurrent_control import ConcurrentControl, replayed, stepped
+from noisefloor.rules.control import Windows, confirmed
+from noisefloor.settings import CONTROL_LOOKS, RuleSettings
+from noisefloor.settings.design import Design
+from noisefloor.store.store import Store
 
 SCREENED = CaseReport(
     case_id="c",
@@ -174,3 +181,83 @@ def test_a_stored_check_judged_again_takes_each_case_from_the_look_it_stopped_at
     calls.clear()
     replayed(None, None, None, stored, [], settings)  # type: ignore[arg-type]
     assert calls == [(stored, 0.04)]
+
+
+def _record(cases: list[CaseRecord]) -> RunRecord:
+    return RunRecord(
+        run_id="r",
+        suite="s",
+        started_at="",
+        finished_at="",
+        harness_version="0",
+        target=TargetRecord(kind="command", key="v1", spec={}),
+        epoch=0,
+        jobs=1,
+        calls=0,
+        cases=cases,
+    )
+
+
+def _case_record(case_id: str, repeats: int, sample_dir: str) -> CaseRecord:
+    return CaseRecord(
+        case_id=case_id,
+        case_key="k",
+        input="q",
+        repeats=repeats,
+        sample_dir=sample_dir,
+        scorers=[],
+    )
+
+
+class _Session:
+    """A check's session as a control takes its repeats through it: the calls it was asked
+    for, and no target called."""
+
+    def __init__(self) -> None:
+        self.built = SimpleNamespace(record=SimpleNamespace(key="v1"))
+        self.taken = 0
+        self.asked: list[tuple[list[int], list[int]]] = []
+
+    def take_beside(self, cases: list[CaseRecord], other: Any, others: list[CaseRecord]) -> int:
+        self.asked.append(([c.repeats for c in cases], [o.repeats for o in others]))
+        return 0
+
+
+def test_each_look_of_a_control_is_judged_at_its_share_of_alpha(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The controls' looks of 5, 10, 20, 40 and 80 spend alpha as (n / 80): 1/16, 1/16, 1/8,
+    1/4 and 1/2 of the check's, and the shares sum to all of it."""
+    judged: list[tuple[dict[str, Windows], float]] = []
+
+    def fake(
+        store: Any, base: Any, cand: Any, windows: Mapping[str, Windows], at: RuleSettings
+    ) -> dict[str, CaseReport]:
+        judged.append((dict(windows), at.alpha))
+        return {cid: _verdict(cid, Verdict.INCONCLUSIVE) for cid in windows}
+
+    monkeypatch.setattr(concurrent_control, "control_verdicts", fake)
+    session = _Session()
+    control = ConcurrentControl(Store(tmp_path), None, _record([]), session, None)  # type: ignore[arg-type]
+    pool = _record([_case_record("c", 100, "samples/s/base")])
+    cases = {"c": _case_record("c", 60, "samples/s/cand")}
+    taken = control.take(
+        cases, {"c": _verdict("c", Verdict.INCONCLUSIVE)}, pool, RuleSettings(alpha=0.08), _record
+    )
+    assert [alpha for _, alpha in judged] == pytest.approx([0.005, 0.005, 0.01, 0.02, 0.04])
+    assert sum(alpha for _, alpha in judged) == pytest.approx(0.08)
+    assert [w["c"] for w, _ in judged] == [(60, 60 + m, 0, m) for m in CONTROL_LOOKS]
+    # each look took both sides to its size: the candidate past its 60, the control past the
+    # baseline's held repeats (none on disk here)
+    assert session.asked == [([60 + m], [m]) for m in CONTROL_LOOKS]
+    assert taken.windows == {"c": (60, 140, 0, 80)}
+
+
+def test_the_checks_own_looks_spend_alpha_in_proportion_to_their_repeats() -> None:
+    design = Design()
+    sizes = design.schedule(5)
+    assert sizes == [5, 10, 20, 40, 60]
+    shares = stats.spending(sizes, design.rho)
+    assert shares == pytest.approx([1 / 12, 1 / 12, 1 / 6, 1 / 3, 1 / 3])
+    looked = [design.look(RuleSettings(alpha=0.06), share).alpha for share in shares]
+    assert looked == pytest.approx([0.005, 0.005, 0.01, 0.02, 0.02])

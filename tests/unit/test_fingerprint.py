@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from noisefloor.errors import TargetConfigError
+from noisefloor.store.commits import commit_holding
 from noisefloor.store.fingerprint import (
     GIT_LABEL,
     code_fingerprint,
-    commit_holding,
     fingerprint_digest,
     tracked_files,
 )

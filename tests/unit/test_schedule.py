@@ -153,3 +153,28 @@ def test_any_pending_set_is_ordered_whole_by_repeat_and_alike_when_resumed(
     # what a resumed take still misses, any part of the set, keeps its calls' relative order
     done = data.draw(st.sets(st.sampled_from(calls)) if calls else st.just(set()))
     assert _calls(call_order(_without(arms, done), seed)) == [c for c in calls if c not in done]
+
+
+def test_a_controls_kth_call_meets_its_candidates_kth_whatever_their_repeats() -> None:
+    """A control's repeats start past the baseline's held ones (r100 and r30 up), the
+    candidate's past its looks' (r60 and r10 up): each side's blocks open at its own first new
+    repeat, so the take's k-th block holds the k-th call of each case on each side, and neither
+    side's calls all go first (counted from r0, every candidate call would precede the
+    control's r100)."""
+    control = {"c1": list(range(100, 105)), "c2": list(range(30, 35))}
+    candidate = {"c1": list(range(60, 65)), "c2": list(range(10, 15))}
+    arms = _arms([control, candidate])
+    arms = [
+        ArmPending(arms[0].target, arms[0].pending, first_block={"c1": 100, "c2": 30}),
+        ArmPending(arms[1].target, arms[1].pending, first_block={"c1": 60, "c2": 10}),
+    ]
+    calls = _calls(call_order(arms, 4))
+    blocks = [calls[i : i + 4] for i in range(0, len(calls), 4)]
+    assert len(blocks) == 5
+    for k, block in enumerate(blocks):
+        assert sorted(block) == [
+            (0, "c1", 100 + k),
+            (0, "c2", 30 + k),
+            (1, "c1", 60 + k),
+            (1, "c2", 10 + k),
+        ]
