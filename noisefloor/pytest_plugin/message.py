@@ -144,9 +144,12 @@ def _looks(case: CaseReport, ctx: Context) -> str | None:
     why = {"decided": "decided", "cap": "the cap", "clear": "no drop left plausible"}
     stop = why.get(seq.stopped, seq.stopped)
     scorer = _deciding(case)
-    need = ""
-    if scorer is not None and scorer.evidence.threshold is not None:
-        need = f", where p <= {scorer.evidence.threshold:.2g} fails it"
+    threshold = None
+    if scorer is not None:
+        values = scorer.evidence.values
+        spoke = values is not None and _values_spoke(scorer)
+        threshold = values.threshold if spoke and values else scorer.evidence.threshold
+    need = f", where p <= {threshold:.2g} fails it" if threshold is not None else ""
     return f"looks: at {at} repeats, stopped at {sizes[-1]} ({stop}{need}); {rate}"
 
 
