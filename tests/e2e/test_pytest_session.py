@@ -87,7 +87,7 @@ def _outcomes(store: Path, run: str) -> list[tuple[str, bool]]:
 
 
 def test_a_session_keeps_pytests_meaning_of_a_failing_test(
-    pytester: pytest.Pytester, session: Session, tmp_path: Path
+    pytester: pytest.Pytester, session: Session, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     store = tmp_path / "store"
     pytester.makepyfile(test_promises=PROMISES.format(fails=0.1))
@@ -116,7 +116,9 @@ def test_a_session_keeps_pytests_meaning_of_a_failing_test(
     assert tests["test_low"]["noisefloor_verdict"] == "adopted"  # its rate is still a baseline
     assert tests["test_high"]["failed"] is None
 
-    # pytest.fail is a failed repeat; any other exception, a target error
+    # an assertion and pytest.fail are failed repeats; any other exception, a target error
+    asserted = _outcomes(store, tests["test_low"]["noisefloor_run"])
+    assert ("ok", False) in asserted and all(outcome == "ok" for outcome, _ in asserted)
     fails = _outcomes(store, tests["test_fails_sometimes"]["noisefloor_run"])
     assert ("ok", False) in fails and all(outcome == "ok" for outcome, _ in fails)
     raised = _outcomes(store, tests["test_raises_sometimes"]["noisefloor_run"])
@@ -125,7 +127,14 @@ def test_a_session_keeps_pytests_meaning_of_a_failing_test(
     # a change that makes pytest.fail frequent: regressed on failed repeats, not broken
     pytester.makepyfile(test_promises=PROMISES.format(fails=0.8))
     commit_all(pytester.path, "worse")
-    result, tests = session("--noisefloor", salt="worse")
+    monkeypatch.setenv("COLUMNS", "80")
+    result, tests = session("--noisefloor", "-rf", salt="worse")
+    # the short summary's line, cut at 80 columns, still says what happened
+    (short,) = [
+        line for line in result.outlines if line.startswith("FAILED") and "sometimes" in line
+    ]
+    assert short.startswith("FAILED test_promises.py::test_fails_sometimes - regressed: pass rate")
+    assert len(short) <= 80
     assert tests["test_fails_sometimes"]["noisefloor_verdict"] == "regressed"
     failed = tests["test_fails_sometimes"]["failed"]
     first = failed.splitlines()[0]
