@@ -10,7 +10,8 @@ worker sees another's tests, so the split must be known from the collected set a
 repeat, every test that can be compared can regress (its repeats could all fail, or all raise),
 so Tarone's count over what is known then is every test: each gets alpha / K, and its own check
 spends that share across its looks and its families (pass rate, target errors, numbers) exactly
-as `check` spends a suite's alpha. A test that adopts this session costs its share and uses none.
+as `check` spends a suite's alpha. A test its `skip` or `skipif` marks skip is not counted (pytest
+evaluates them alike on every worker); one that adopts this session costs its share and uses none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
+from _pytest.skipping import evaluate_skip_marks
 
 __all__ = ["Family", "family_of"]
 
@@ -28,7 +30,8 @@ class Family:
     """The tests that share a session's false-alarm rate."""
 
     tests: int
-    """Marked tests the session collected (every parameter set, after `-k` and paths)."""
+    """Marked tests the session collected (every parameter set, after `-k` and paths), but
+    those their marks skip."""
     thresholds: int
     """Those of them with `min_pass_rate=`: each such bar is one more way to fail, and takes a
     share of its own."""
@@ -63,7 +66,7 @@ def family_of(items: Iterable[pytest.Item], alpha: float) -> Family:
     tests = thresholds = 0
     for item in items:
         marker = item.get_closest_marker("noisefloor")
-        if marker is None:
+        if marker is None or _skipped(item):
             continue
         tests += 1
         thresholds += marker.kwargs.get("min_pass_rate") is not None
@@ -72,3 +75,12 @@ def family_of(items: Iterable[pytest.Item], alpha: float) -> Family:
 
 def _percent(rate: float) -> str:
     return f"{rate * 100:.3g}%"
+
+
+def _skipped(item: pytest.Item) -> bool:
+    """Whether the item's `skip` or `skipif` marks skip it (a condition that cannot be evaluated
+    here is left to pytest's setup, which reports it: the test counts)."""
+    try:
+        return evaluate_skip_marks(item) is not None
+    except Exception:
+        return False

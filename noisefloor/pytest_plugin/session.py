@@ -91,10 +91,10 @@ class SamplingSession:
             choices = ", ".join(RuleName)
             raise pytest.UsageError(f"--noisefloor-rule {rule!r}: choose one of {choices}")
         alpha = config.getoption("noisefloor_alpha")
-        if alpha is not None and not 0 < alpha < 1:
+        if alpha is not None and not 0 < alpha <= 0.5:
             raise pytest.UsageError(
-                f"--noisefloor-alpha {alpha:g}: give the session's false-alarm rate, between 0 "
-                "and 1 (0.05 is the default)"
+                f"--noisefloor-alpha {alpha:g}: give the session's false-alarm rate, greater than "
+                "0 and at most 0.5 (0.05 is the default)"
             )
         alpha = alpha or _ini_number(config, "noisefloor_alpha", whole=False, most=0.5)
         timeout_s = _ini_number(config, "noisefloor_timeout_s", whole=False)

@@ -16,21 +16,27 @@ from noisefloor.pytest_plugin.thresholds import BAR_REPEATS, BarVerdict, judge_b
 @dataclass
 class _Mark:
     kwargs: dict[str, Any] = field(default_factory=dict)
+    args: tuple[Any, ...] = ()
 
 
 @dataclass
 class _Item:
     mark: _Mark | None
+    skip: bool = False
 
     def get_closest_marker(self, name: str) -> _Mark | None:
         assert name == "noisefloor"
         return self.mark
+
+    def iter_markers(self, name: str) -> list[_Mark]:
+        return [_Mark({"reason": "not here"})] if self.skip and name == "skip" else []
 
 
 def test_the_marked_tests_of_a_session_share_its_rate() -> None:
     items = [_Item(_Mark()) for _ in range(38)]
     items += [_Item(_Mark({"min_pass_rate": 0.9})), _Item(_Mark({"min_pass_rate": None}))]
     items += [_Item(None)] * 5  # unmarked: not sampled, not in the family
+    items += [_Item(_Mark(), skip=True)] * 3  # skipped by their marks: never sampled
     family = family_of(items, 0.05)  # type: ignore[arg-type]
     assert (family.tests, family.thresholds, family.members) == (40, 1, 41)
     assert family.share == pytest.approx(0.05 / 41)
