@@ -67,6 +67,11 @@ def test_fails_sometimes(noisefloor_repeat):
 def test_raises_sometimes(noisefloor_repeat):
     if luck(noisefloor_repeat) < 0.3:
         raise ValueError("a row it could not parse")
+
+
+@pytest.mark.noisefloor(scores={{"latency_s": "lower_is_better"}})
+def test_latency(noisefloor_repeat, noisefloor_score):
+    noisefloor_score("latency_s", 1.2 + luck(noisefloor_repeat) / 10 + (FAILS > 0.5) * 0.7)
 """
 
 
@@ -94,9 +99,9 @@ def test_a_session_keeps_pytests_meaning_of_a_failing_test(
     commit_all(pytester.path, "tests")
     result, tests = session("--noisefloor", salt="adopt")
     assert result.ret == 1
-    # six marked tests and two bars: eight decisions share the session's 5%
-    assert tests["test_high"]["noisefloor_family"] == "6"
-    assert tests["test_high"]["noisefloor_alpha"] == "0.00625"
+    # seven marked tests and two bars: nine decisions share the session's 5%
+    assert tests["test_high"]["noisefloor_family"] == "7"
+    assert tests["test_high"]["noisefloor_alpha"] == "0.00555556"
     assert "(2 with min_pass_rate=, which take a share each)" in result.stdout.str()
 
     # a test that never passes is a failing test, not a baseline
@@ -146,6 +151,11 @@ def test_a_session_keeps_pytests_meaning_of_a_failing_test(
     assert "\nversion: 1 file changed since the baseline (modified test_promises.py)" in failed
     assert "--noisefloor-fresh" not in failed  # every repeat was taken this session
     assert tests["test_raises_sometimes"]["failed"] is None
+    # a number reads as the test records it, with its unit
+    latency = tests["test_latency"]["failed"].splitlines()[0]
+    assert re.match(
+        r"regressed: latency_s: mean 1\.2\d s -> 1\.9\d s \(40 before, 5 now; p=", latency
+    )
     # the bar is never met on the check's 5 repeats: the test takes 20, and fails on them
     low = tests["test_low"]
     assert re.match(r"below min_pass_rate 90%: pass rate \d+% \(\d+/20; at most", low["failed"])
