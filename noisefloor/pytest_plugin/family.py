@@ -54,10 +54,8 @@ class Family:
         what = f"{self.tests} marked test{'s' if self.tests != 1 else ''} of this session"
         if self.thresholds:
             what += f" ({self.thresholds} with min_pass_rate=, which take a share each)"
-        return (
-            f"family: {what}; false-alarm rate {_percent(self.alpha)} for the session "
-            f"({_percent(self.share)} each)"
-        )
+        each = f" ({_percent(self.share)} each)" if self.members > 1 else ""
+        return f"family: {what}; false-alarm rate {_percent(self.alpha)} for the session{each}"
 
 
 def family_of(items: Iterable[pytest.Item], alpha: float) -> Family:
