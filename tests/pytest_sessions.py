@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from noisefloor.targets import kinds
 from tests.builders import isolate_git
 
 #: Plugins the sessions leave off: the cache writes into the repository, and hypothesis's plugin
@@ -50,6 +51,10 @@ def session_runner(
     `ini`: `run(*args, salt=...)` runs one with SALT set (each session's luck) and returns its
     result and tests."""
     isolate_git(monkeypatch, tmp_path)
+    if in_process:
+        # a session registers the `pytest` target kind in its process: this test's alone
+        monkeypatch.setattr(kinds, "_kinds", dict(kinds._load()))
+        monkeypatch.setattr(kinds, "_spec", None)
     pytester.makeini(ini)
     # what pytester and the sessions leave in the repository is not the tests' code
     (pytester.path / ".gitignore").write_text("runpytest-*\nstdout\nstderr\n__pycache__/\n")
