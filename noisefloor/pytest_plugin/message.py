@@ -6,7 +6,7 @@ Built from the report's fields, never from the command line's rendering of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from noisefloor.model.report import CaseReport, Report, ScorerReport
 from noisefloor.model.verdict import Verdict
@@ -37,7 +37,6 @@ class Context:
     bar: Bar | None = None
     refused: str | None = None
     """Why a first session adopted nothing (a test that never passes)."""
-    notes: list[str] = field(default_factory=list)
 
 
 def _percent(rate: float) -> str:
@@ -203,16 +202,7 @@ def failure_text(report: Report, ctx: Context) -> str:
     if ctx.failing is not None:
         lines += ["", f"repeat {ctx.failing.repeat} failed:", ctx.failing.text.rstrip(), ""]
     case = report.cases[0]
-    lines += [
-        line
-        for line in (
-            _looks(case, ctx),
-            _version(report),
-            _stored(report),
-            *ctx.notes,
-        )
-        if line
-    ]
+    lines += [line for line in (_looks(case, ctx), _version(report), _stored(report)) if line]
     return "\n".join(lines)
 
 

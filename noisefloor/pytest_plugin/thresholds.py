@@ -53,18 +53,15 @@ class Bar:
         return stats.binomial_upper(self.k, self.n, self.alpha)
 
     def line(self) -> str:
-        """The bar and the evidence, in one line: `pass rate 60% (60/100; at most 69% at
-        99.9% confidence) below min_pass_rate 90%`."""
+        """A bar not met and its evidence, in one line: `below min_pass_rate 90%: pass rate
+        60% (12/20; at most 88% at 99.84% confidence)`."""
         confidence = f"{(1 - self.alpha) * 100:.4g}%"
         evidence = (
             f"pass rate {_percent(self.k / self.n) if self.n else 'unknown'} "
             f"({self.k}/{self.n}; at most {_percent(self.upper)} at {confidence} confidence)"
         )
-        if self.verdict is BarVerdict.BELOW:
-            return f"below min_pass_rate {_percent(self.rate)}: {evidence}"
-        if self.verdict is BarVerdict.DOUBT:
-            return f"may be below min_pass_rate {_percent(self.rate)}: {evidence}"
-        return f"meets min_pass_rate {_percent(self.rate)}: {evidence}"
+        below = "below" if self.verdict is BarVerdict.BELOW else "may be below"
+        return f"{below} min_pass_rate {_percent(self.rate)}: {evidence}"
 
 
 def looks_of(first: int, cap: int) -> list[int]:
