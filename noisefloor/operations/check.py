@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from noisefloor.errors import BaselineMissing, PointerMoved, UsageError
@@ -149,13 +150,16 @@ def check_suite(
     ci: bool = False,
     continue_on_scorer_error: bool = False,
     design: Design,
+    refuse: Callable[[Report], str | None] | None = None,
 ) -> Report:
     """Run the suite, then compare with its baseline (adopting the run when there is none).
 
     `ci`: running under CI without consent to adopt (the command line passes `$CI` set and
     no --adopt), where adopting would turn a missing baseline into a green build. The baseline
     is the deep one (`pool.pooled_baseline`); without a fixed --repeats, the check samples
-    sequentially (`design`).
+    sequentially (`design`). `refuse`: given a first run's adoption report, a reason not to
+    adopt it (the pytest plugin's: a test that never passed), which the report then carries as
+    its last warning, with no baseline.
     """
     pointer = store.baseline(suite.name)
     if pointer is None and require_baseline:
@@ -193,6 +197,11 @@ def check_suite(
         attach_usage(report, built, result.usage)
         if not report.adopted:
             return report
+        refused = refuse(report) if refuse is not None else None
+        if refused is not None:
+            report.adopted, report.baseline = False, None
+            report.warnings.append(refused)
+            return report
         lost = None
         with store.lock(suite.name):
             # checks started together on an empty store: the first to finish adopts, and the
@@ -218,6 +227,7 @@ def check_suite(
             allow_target_change=allow_target_change,
             continue_on_scorer_error=continue_on_scorer_error,
             design=design,
+            refuse=refuse,
         )
         if lost is not None and compared.baseline_branch is not None:
             compared.baseline_branch.race = lost

@@ -1,8 +1,8 @@
 """A marked test as a suite of one case: its name in the store, its marker's settings checked,
 and its scorers (the test passed, and each number it records) built as a suite file's would be.
 
-One suite per test, so that each test adopts its own baseline and is judged on its own: its
-verdict is the same whichever tests share its session or its worker.
+One suite per test, so that each test adopts its own baseline and is judged on its own samples;
+the session's family sets the share of the false-alarm rate each spends (`family.py`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from noisefloor.settings import REPEATS
 from noisefloor.suite.bindings import scorers_of
 from noisefloor.suite.model import SLUG_MAX, Case, Defaults, Suite
 
-__all__ = ["MarkerError", "SessionSettings", "case_name", "case_suite"]
+__all__ = ["MarkedTest", "MarkerError", "SessionSettings", "case_name", "marked_test"]
 
 #: The marker's arguments, each with what it takes.
 _ARGUMENTS = {
@@ -30,6 +31,7 @@ _ARGUMENTS = {
     "max_repeats": "candidate repeats a sequential check takes at most",
     "scores": "the numbers the test records, each name to higher_is_better or lower_is_better",
     "timeout_s": "seconds a repeat may run before it is stopped",
+    "min_pass_rate": "a pass rate between 0 and 1 the test fails confidently below",
 }
 _DIRECTIONS = ("higher_is_better", "lower_is_better")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -108,6 +110,14 @@ def _scores(node_id: str, value: Any) -> dict[str, str]:
     return dict(value)
 
 
+def _rate(node_id: str, name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise _problem(node_id, f"{name}= must be a pass rate between 0 and 1, got {value!r}")
+    return float(value)
+
+
 def _scorer_entries(min_effect: float | None, scores: dict[str, str]) -> list[dict[str, Any]]:
     """The case's scorers: the test passed (every repeat's assertions held), then each number."""
     passed: dict[str, Any] = {"type": "json_path_equals", "path": "passed", "value": True}
@@ -125,12 +135,33 @@ def _scorer_entries(min_effect: float | None, scores: dict[str, str]) -> list[di
     return [passed, *numbers]
 
 
-def case_suite(node_id: str, kwargs: dict[str, Any], shared: SessionSettings) -> Suite:
-    """The suite of one marked test, `kwargs` its marker's arguments.
+@dataclass(frozen=True)
+class MarkedTest:
+    """A marked test as its session checks it."""
+
+    suite: Suite
+    """Its suite of one case."""
+    names: dict[str, str]
+    """Each scorer's key to what the test calls it: `pass rate`, or a recorded score's name."""
+    min_pass_rate: float | None
+    """The bar of `min_pass_rate=`, if any."""
+
+
+def marked_test(
+    node_id: str, args: tuple[Any, ...], kwargs: dict[str, Any], shared: SessionSettings
+) -> MarkedTest:
+    """The test `node_id` as its marker, with positional `args` and keyword `kwargs`, makes it.
 
     Raises:
-        MarkerError: An argument the marker does not take, or a value it cannot use.
+        MarkerError: A positional argument, an argument the marker does not take, or a value it
+            cannot use.
     """
+    if args:
+        raise _problem(
+            node_id,
+            f"takes keyword arguments only, got {', '.join(repr(a) for a in args)}; "
+            f"e.g. @pytest.mark.noisefloor(repeats={args[0]!r})",
+        )
     for key in kwargs:
         if key not in _ARGUMENTS:
             close = difflib.get_close_matches(key, list(_ARGUMENTS), n=1)
@@ -141,7 +172,9 @@ def case_suite(node_id: str, kwargs: dict[str, Any], shared: SessionSettings) ->
     max_repeats = _whole(node_id, "max_repeats", kwargs.get("max_repeats"), 2)
     min_effect = _number(node_id, "min_effect", kwargs.get("min_effect"), positive=False)
     timeout_s = _number(node_id, "timeout_s", kwargs.get("timeout_s"), positive=True)
-    entries = _scorer_entries(min_effect, _scores(node_id, kwargs.get("scores")))
+    bar = _rate(node_id, "min_pass_rate", kwargs.get("min_pass_rate"))
+    scores = _scores(node_id, kwargs.get("scores"))
+    entries = _scorer_entries(min_effect, scores)
     bindings, problems = scorers_of(list(entries), {})
     if problems:  # a name JMESPath cannot hold, say
         raise _problem(node_id, "; ".join(msg for _, msg in problems))
@@ -167,10 +200,13 @@ def case_suite(node_id: str, kwargs: dict[str, Any], shared: SessionSettings) ->
         scorers=tuple(bindings),
         written_scorers=tuple(entries),
     )
-    return Suite(
+    suite = Suite(
         name=name,
         path=shared.suite_path,
         target=PytestFields(pytest=test),
         defaults=defaults,
         cases=(case,),
     )
+    called = ["pass rate", *sorted(scores)]  # the entries' order
+    names = {b.label: called[b.index] for b in bindings}
+    return MarkedTest(suite=suite, names=names, min_pass_rate=bar)

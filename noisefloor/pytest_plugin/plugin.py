@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from noisefloor.pytest_plugin.fixtures import noisefloor_repeat, noisefloor_score
+from noisefloor.pytest_plugin.fixtures import SESSION_PLUGIN, noisefloor_repeat, noisefloor_score
 
 __all__ = ["active", "noisefloor_repeat", "noisefloor_score"]
 
 _MARKER = (
-    "noisefloor(repeats=None, min_effect=None, max_repeats=None, scores=None, timeout_s=None): "
-    "with --noisefloor, the test is a case: its call phase runs once per repeat, and it fails "
-    "only when its pass rate regressed (or it broke) against the stored baseline"
+    "noisefloor(repeats=None, min_effect=None, max_repeats=None, scores=None, timeout_s=None, "
+    "min_pass_rate=None): with --noisefloor, the test runs once per repeat, and it fails only "
+    "when its pass rate regressed (or it broke) against the stored baseline, or is confidently "
+    "below min_pass_rate; the marked tests of a session share its false-alarm rate"
 )
 
 
@@ -45,6 +46,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="repeats a test's sequential check takes at most (as `check --max-calls`)",
     )
     group.addoption(
+        "--noisefloor-alpha",
+        metavar="RATE",
+        type=float,
+        help="the session's false-alarm rate, which its marked tests share (default 0.05; as "
+        "`check --alpha`, whose suite's cases share it)",
+    )
+    group.addoption(
+        "--noisefloor-adopt",
+        action="store_true",
+        help="adopt a baseline for a test that has none even when CI is set (as `check "
+        "--adopt`); without it, such a test fails in CI",
+    )
+    group.addoption(
         "--noisefloor-strict",
         action="store_true",
         help="an inconclusive test fails instead of passing with a warning",
@@ -65,6 +79,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "the deep baseline's repeats per test (as --baseline-repeats; default 100)",
     )
     parser.addini(
+        "noisefloor_alpha",
+        "the session's false-alarm rate, which its marked tests share (as --noisefloor-alpha; "
+        "default 0.05)",
+    )
+    parser.addini(
         "noisefloor_timeout_s",
         "seconds a repeat may run before it is stopped and counted as a target error (default 60)",
     )
@@ -81,4 +100,4 @@ def pytest_configure(config: pytest.Config) -> None:
     if active(config):
         from noisefloor.pytest_plugin.session import SamplingSession
 
-        config.pluginmanager.register(SamplingSession(config), "noisefloor-session")
+        config.pluginmanager.register(SamplingSession(config), SESSION_PLUGIN)

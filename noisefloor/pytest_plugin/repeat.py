@@ -1,12 +1,15 @@
 """One repeat of a collected test in this process, its function-scoped fixtures made afresh and
 stopped past `timeout_s`; what pytest reported kept as the repeat's sample.
 
-An assertion failure is a failed repeat; any other exception, in any phase, a target error.
+An assertion failure (or `pytest.fail`) is a failed repeat; any other exception, in any phase, a
+target error; a fixture used wrongly stops the test's sampling at that repeat.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import signal
 import threading
 import time
@@ -15,13 +18,14 @@ from typing import Any
 
 import orjson
 import pytest
+from _pytest._io import TerminalWriter
 from _pytest.runner import runtestprotocol
 
-from noisefloor.pytest_plugin.fixtures import REPEAT, SCORES
+from noisefloor.pytest_plugin.fixtures import MISUSED, REPEAT, SCORES
 from noisefloor.targets.base import Outcome, RawSample, decode_stream
 from noisefloor.targets.command import utc_now_iso
 
-__all__ = ["RAISED", "RepeatSkipped", "RepeatTimeout", "take_repeat"]
+__all__ = ["RAISED", "RepeatMisuse", "RepeatSkipped", "RepeatTimeout", "take_repeat"]
 
 #: What each phase of the repeat in flight raised, by phase: the makereport hook notes it.
 RAISED = pytest.StashKey[dict[str, BaseException]]()
@@ -30,6 +34,15 @@ RAISED = pytest.StashKey[dict[str, BaseException]]()
 class RepeatTimeout(BaseException):
     """Raised in the test by the alarm past its `timeout_s`: a BaseException, so that the test's
     own `except Exception` does not swallow it."""
+
+
+class RepeatMisuse(Exception):
+    """A repeat met a fixture used wrongly (`FixtureMisuse`): the test is not sampled further,
+    and the repeat is not stored."""
+
+    def __init__(self, message: str, repeat: int) -> None:
+        super().__init__(message)
+        self.repeat = repeat
 
 
 class RepeatSkipped(Exception):
@@ -52,6 +65,9 @@ def _deadline(timeout_s: float) -> Iterator[None]:
         return
 
     def fire(signum: int, frame: Any) -> None:
+        # hidden from pytest's traceback: its frame argument's repr holds an address, which
+        # would make every stored timeout a text of its own
+        __tracebackhide__ = True
         raise RepeatTimeout(f"the repeat ran past timeout_s={timeout_s:g} and was stopped")
 
     previous = signal.signal(signal.SIGALRM, fire)
@@ -77,12 +93,26 @@ def _protocol(item: pytest.Item, timeout_s: float) -> list[pytest.TestReport]:
         raise
 
 
-def _failure(report: pytest.TestReport) -> str:
-    """The crash line of a failed phase (`AssertionError: assert 3 == 4`, and where)."""
+def _failure(report: pytest.TestReport, rootdir: str) -> str:
+    """The crash line of a failed phase (`AssertionError: assert 3 == 4`, and where: relative to
+    the rootdir, so that a checkout elsewhere stores the same text)."""
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is None:
         return report.longreprtext.strip().splitlines()[-1] if report.longreprtext else "failed"
-    return f"{crash.message} ({crash.path}:{crash.lineno})"
+    path = crash.path
+    if os.path.isabs(path) and path.startswith(rootdir + os.sep):
+        path = os.path.relpath(path, rootdir)
+    return f"{crash.message} ({path}:{crash.lineno})"
+
+
+def _printed(report: pytest.TestReport) -> str:
+    """What pytest prints for a failed phase, verbatim (`longreprtext` strips the indentation
+    of its first line)."""
+    out = io.StringIO()
+    writer = TerminalWriter(out)
+    writer.hasmarkup = False
+    report.toterminal(writer)
+    return out.getvalue().strip("\n")
 
 
 def _is_assertion(raised: BaseException | None) -> bool:
@@ -100,11 +130,13 @@ def take_repeat(item: pytest.Item, case_id: str, repeat: int, timeout_s: float) 
 
     Raises:
         RepeatSkipped: The repeat skipped.
+        RepeatMisuse: The repeat used a fixture wrongly.
     """
     item.stash[REPEAT] = repeat
     scores: dict[str, float] = {}
     raised: dict[str, BaseException] = {}
-    item.stash[SCORES], item.stash[RAISED] = scores, raised
+    misused: list[str] = []
+    item.stash[SCORES], item.stash[RAISED], item.stash[MISUSED] = scores, raised, misused
     started_at = utc_now_iso()
     started = time.perf_counter()
     try:
@@ -116,7 +148,9 @@ def take_repeat(item: pytest.Item, case_id: str, repeat: int, timeout_s: float) 
         # pytest keeps every phase's captured output on the item: a report carries them all,
         # so each repeat starts from none (else a thousand repeats report a quadratic pile)
         item._report_sections.clear()
-        del item.stash[REPEAT], item.stash[SCORES], item.stash[RAISED]
+        del item.stash[REPEAT], item.stash[SCORES], item.stash[RAISED], item.stash[MISUSED]
+    if misused:  # (noted even where the test caught the fixture's exception)
+        raise RepeatMisuse(misused[0], repeat)
     skipped = next((r for r in reports if r.skipped), None)
     if skipped is not None:
         raise RepeatSkipped(skipped)
@@ -125,8 +159,8 @@ def take_repeat(item: pytest.Item, case_id: str, repeat: int, timeout_s: float) 
     outcome = Outcome.OK
     shown: dict[str, Any] = {"passed": failed is None, "scores": scores}
     if failed is not None:
-        shown["failure"] = f"{failed.when}: {_failure(failed)}"
-        shown["report"] = failed.longreprtext
+        shown["failure"] = f"{failed.when}: {_failure(failed, str(item.config.rootpath))}"
+        shown["report"] = _printed(failed)
         cause = raised.get(failed.when)
         if isinstance(cause, RepeatTimeout):
             outcome, error = Outcome.TIMEOUT, str(cause)

@@ -1,29 +1,38 @@
 """A pytest session that samples its marked tests: each checked as `noisefloor check` checks a
-suite, its verdict reported as the test's outcome, and the verdicts listed at the session's end.
+suite, at its share of the session's false-alarm rate, its verdict reported as the test's
+outcome, and the verdicts, the family and the store listed at the session's end.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pytest
 
-from noisefloor.errors import NoisefloorError
-from noisefloor.operations.check import check_suite
-from noisefloor.operations.run import RunOptions
+from noisefloor.errors import BaselineMissing, NoisefloorError
+from noisefloor.model.report import Report
+from noisefloor.model.verdict import Verdict
+from noisefloor.operations.check import check_suite, shown_path
+from noisefloor.operations.run import RunOptions, run_suite
 from noisefloor.pipeline.doit_runner import SamplesDropped
 from noisefloor.pytest_plugin import InconclusiveWarning
-from noisefloor.pytest_plugin.cases import MarkerError, SessionSettings, case_suite
+from noisefloor.pytest_plugin.cases import MarkedTest, MarkerError, SessionSettings, marked_test
+from noisefloor.pytest_plugin.failing import failing_repeat
+from noisefloor.pytest_plugin.family import Family, family_of
 from noisefloor.pytest_plugin.kind import PytestKind
-from noisefloor.pytest_plugin.repeat import RAISED, RepeatSkipped, take_repeat
-from noisefloor.pytest_plugin.verdict import PROPERTY_PREFIX, Shown, shown
+from noisefloor.pytest_plugin.message import Context
+from noisefloor.pytest_plugin.repeat import RAISED, RepeatMisuse, RepeatSkipped, take_repeat
+from noisefloor.pytest_plugin.summary import summary_lines
+from noisefloor.pytest_plugin.thresholds import Bar, BarVerdict, judge_bar, looks_of
+from noisefloor.pytest_plugin.verdict import FAILING, Shown, shown
 from noisefloor.settings import RuleName
-from noisefloor.settings.resolved import resolve
+from noisefloor.settings.resolved import Resolved, resolve
 from noisefloor.store.store import Store
+from noisefloor.suite.targets import build_target
 from noisefloor.targets import kinds
 from noisefloor.targets.base import RawSample
 
@@ -33,7 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["SamplingSession"]
 
 
-def _ini_number(config: pytest.Config, name: str, whole: bool) -> float | None:
+def _ini_number(
+    config: pytest.Config, name: str, whole: bool, most: float | None = None
+) -> float | None:
     text = str(config.getini(name) or "").strip()
     if not text:
         return None
@@ -41,10 +52,11 @@ def _ini_number(config: pytest.Config, name: str, whole: bool) -> float | None:
         value = int(text) if whole else float(text)
     except ValueError:
         value = 0
-    if not value > 0:
+    if not value > 0 or (most is not None and value > most):
+        within = f" and at most {most:g}" if most is not None else ""
         raise pytest.UsageError(
             f"{config.inipath}: {name} = {text!r}: give a {'whole ' if whole else ''}number "
-            "greater than 0, or remove the line for the default"
+            f"greater than 0{within}, or remove the line for the default"
         )
     return value
 
@@ -58,6 +70,18 @@ def _store_root(config: pytest.Config) -> Path:
     return config.rootpath / (str(config.getini("noisefloor_root") or "").strip() or ".noisefloor")
 
 
+def _never_passed(report: Report) -> str | None:
+    """Why a first session's repeats are no baseline: not one of them passed (pytest's failing
+    test, whatever its repeats say)."""
+    passed = report.cases[0].scorers[0].candidate
+    if passed.k == 0 and passed.n:
+        return (
+            f"never passes: 0 of {passed.n} repeats passed, so nothing was adopted as its "
+            "baseline: fix the test, or mark it xfail"
+        )
+    return None
+
+
 class SamplingSession:
     """The plugin of a session run with `--noisefloor`: each marked test's protocol is its check."""
 
@@ -66,6 +90,13 @@ class SamplingSession:
         if rule is not None and rule not in set(RuleName):
             choices = ", ".join(RuleName)
             raise pytest.UsageError(f"--noisefloor-rule {rule!r}: choose one of {choices}")
+        alpha = config.getoption("noisefloor_alpha")
+        if alpha is not None and not 0 < alpha <= 0.5:
+            raise pytest.UsageError(
+                f"--noisefloor-alpha {alpha:g}: give the session's false-alarm rate, greater than "
+                "0 and at most 0.5 (0.05 is the default)"
+            )
+        alpha = alpha or _ini_number(config, "noisefloor_alpha", whole=False, most=0.5)
         timeout_s = _ini_number(config, "noisefloor_timeout_s", whole=False)
         depth = _ini_number(config, "noisefloor_baseline_repeats", whole=True)
         suite_path = config.inipath or config.rootpath / "pytest.ini"
@@ -76,6 +107,7 @@ class SamplingSession:
             baseline_repeats=int(depth) if depth is not None else None,
         )
         self.strict = bool(config.getoption("noisefloor_strict"))
+        self.ci = bool(os.environ.get("CI")) and not config.getoption("noisefloor_adopt")
         self.flags: dict[str, Any] = {
             "rule": rule,
             "max_calls": config.getoption("noisefloor_max_calls"),
@@ -83,35 +115,116 @@ class SamplingSession:
             "root": str(_store_root(config)),
             "jobs": 1,  # a test's repeats run one at a time, in pytest's own thread
         }
+        try:
+            self.resolved = resolve(self.flags, os.environ)
+        except NoisefloorError as exc:  # a variable's value it cannot use (NOISEFLOOR_*)
+            raise pytest.UsageError(exc.format_message()) from None
+        self.family = Family(tests=0, thresholds=0, alpha=alpha or self.resolved.rule.alpha)
         self.items: dict[str, pytest.Item] = {}
-        self.failing: dict[str, str] = {}
-        """The newest failed repeat of each test this session, as `rN: what pytest said`."""
+        self._store: Store | None = None
         kinds.register(PytestKind(config.rootpath, suite_path, self._take))
 
     def _take(self, node_id: str, case_id: str, repeat: int, timeout_s: float) -> RawSample:
-        sample = take_repeat(self.items[node_id], case_id, repeat, timeout_s)
-        said = orjson.loads(sample.output.text)
-        if not said["passed"]:
-            self.failing[node_id] = f"r{repeat}: {said['failure']}\n{said.get('report', '')}"
-        return sample
+        return take_repeat(self.items[node_id], case_id, repeat, timeout_s)
 
-    def _check(self, item: pytest.Item, kwargs: dict[str, Any]) -> tuple[Shown, str]:
+    def store(self) -> Store:
+        """The session's store, opened once: the working copy of the remote when one is set."""
+        if self._store is None:
+            from noisefloor.cli.inputs import open_store
+
+            self._store = open_store(self.resolved.store)
+        return self._store
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # every worker of pytest-xdist collects the whole selection: the same family on each
+        self.family = family_of(session.items, self.family.alpha)
+
+    def _check(self, item: pytest.Item, marker: pytest.Mark) -> tuple[Shown, str]:
         """Check one marked test against its baseline (adopting one when it has none)."""
-        suite = case_suite(item.nodeid, kwargs, self.shared)
+        test = marked_test(item.nodeid, marker.args, dict(marker.kwargs), self.shared)
+        suite = test.suite
         self.items[item.nodeid] = item
-        resolved = resolve(self.flags, os.environ, suite.defaults, target_jobs=1)
+        flags = {**self.flags, "alpha": self.family.share}
+        resolved = resolve(flags, os.environ, suite.defaults, target_jobs=1)
         opts = RunOptions(
             repeats=resolved.design.fixed_repeats, jobs=1, fresh=resolved.sampling.fresh
         )
+        store = self.store()
         for attempt in range(3):  # a sample read back corrupt was deleted: taken again
-            store = Store(resolved.store.root, resolved.store.lock_timeout_s)
             try:
-                report = check_suite(store, suite, opts, resolved.rule, design=resolved.design)
+                report = check_suite(
+                    store,
+                    suite,
+                    opts,
+                    resolved.rule,
+                    design=resolved.design,
+                    ci=self.ci,
+                    refuse=_never_passed,
+                )
                 break
             except SamplesDropped:
                 if attempt == 2:
                     raise
-        return shown(report, self.strict, self.failing.get(item.nodeid)), suite.name
+        adopted_nothing = report.baseline is None and report.cases[0].verdict is Verdict.ADDED
+        refused = _never_passed(report) if adopted_nothing else None
+        bar = self._bar(test, report, resolved, store)
+        ctx = Context(
+            names=test.names,
+            share=self.family.share,
+            alpha=self.family.alpha,
+            max_repeats=resolved.design.max_repeats,
+            bar=bar,
+            refused=refused,
+        )
+        result = shown(item.nodeid, report, self.strict, ctx)
+        if result.failed or result.warned:
+            failing = failing_repeat(store, report)
+            if failing is not None:
+                ctx = dataclasses.replace(ctx, failing=failing)
+                result = shown(item.nodeid, report, self.strict, ctx)
+        return result, suite.name
+
+    def _bar(
+        self, test: MarkedTest, report: Report, resolved: Resolved, store: Store
+    ) -> Bar | None:
+        """`min_pass_rate=` judged on the repeats the check rests on, and, while that leaves it
+        in doubt, at the bar's further looks (repeats taken beside the check's, in runs of their
+        own); none taken once the test fails anyway."""
+        if test.min_pass_rate is None or report.baseline is None:
+            return None
+        passed = report.cases[0].scorers[0].candidate
+        k, n = passed.k or 0, passed.n or 0
+        looks = looks_of(n, resolved.design.max_repeats)
+        bar = judge_bar(test.min_pass_rate, k, n, self.family.share, 0, looks)
+        if report.cases[0].verdict in FAILING:
+            return bar
+        built = None
+        for look, size in enumerate(looks[1:], start=1):
+            if bar.verdict is not BarVerdict.DOUBT:
+                break
+            built = built or build_target(test.suite, store.root)
+            more = run_suite(store, test.suite, RunOptions(repeats=size, jobs=1), built)
+            scored = more.bands[test.suite.cases[0].id].scorers[0]
+            report.calls += more.run.calls
+            bar = judge_bar(test.min_pass_rate, scored.k, scored.n, self.family.share, look, looks)
+        return bar
+
+    def _missing_in_ci(self, store: Store) -> str:
+        """The refusal of a test with no baseline in CI, in the words of a pytest session."""
+        from noisefloor.store.mirrored import MirroredStore
+
+        root = f"{shown_path(store.root)}/"
+        where = f"under {root}"
+        if isinstance(store, MirroredStore):
+            branches = " or ".join(repr(b) for b in store.branches.read)
+            where = f"in {store.remote.url} on branch {branches}, nor {where}"
+        return (
+            "no baseline for this test, and CI is set: adopting one here would pass without "
+            f"comparing anything\nnone {where}\nadopt one where you work (`pytest --noisefloor`) "
+            f"and commit {root}, whose own .gitignore leaves exactly the baselines to commit (or "
+            "share them through a remote, NOISEFLOOR_REMOTE); or pass --noisefloor-adopt to "
+            "adopt one here"
+        )
 
     def _report(
         self,
@@ -144,13 +257,23 @@ class SamplingSession:
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         started = time.time()
         try:
-            result, suite = self._check(item, dict(marker.kwargs))
+            result, suite = self._check(item, marker)
         except RepeatSkipped as exc:
             if exc.report.when != "setup":
                 self._report(item, "setup", "passed")
             item.ihook.pytest_runtest_logreport(report=exc.report)
-        except (NoisefloorError, MarkerError) as exc:
-            text = exc.format_message() if isinstance(exc, NoisefloorError) else str(exc)
+        except (NoisefloorError, MarkerError, RepeatMisuse) as exc:
+            if isinstance(exc, BaselineMissing):
+                text = self._missing_in_ci(self.store())
+            elif isinstance(exc, RepeatMisuse):
+                text = (
+                    f"usage error at repeat {exc.repeat}: {exc}; nothing of this test was "
+                    "stored or adopted"
+                )
+            elif isinstance(exc, NoisefloorError):
+                text = exc.format_message()
+            else:
+                text = str(exc)
             self._report(item, "setup", "passed")
             self._report(item, "call", "failed", f"noisefloor: {text}", started)
         else:
@@ -158,12 +281,12 @@ class SamplingSession:
             failed = result.failed
             if result.warned:
                 try:
-                    item.warn(InconclusiveWarning(f"{item.nodeid}: {result.message}"))
+                    item.warn(InconclusiveWarning(result.message))
                 except InconclusiveWarning:  # warnings are errors here (-W error)
                     failed = True
             # on the item, so that the teardown's report carries them too: JUnit XML writes
             # the properties of that one
-            item.user_properties.extend(result.properties(suite))
+            item.user_properties.extend(result.properties(suite, self.family.tests))
             self._report(
                 item,
                 "call",
@@ -193,20 +316,8 @@ class SamplingSession:
         return (yield)
 
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
-        rows = []
-        for reports in terminalreporter.stats.values():
-            for report in reports:
-                props = dict(getattr(report, "user_properties", ()))
-                if getattr(report, "when", None) == "call" and f"{PROPERTY_PREFIX}verdict" in props:
-                    rows.append((report.nodeid, props))
-        if not rows:
-            return
-        terminalreporter.section("noisefloor")
-        width = max(len(str(p[f"{PROPERTY_PREFIX}verdict"])) for _, p in rows)
-        for node_id, props in sorted(rows):
-            verdict = str(props[f"{PROPERTY_PREFIX}verdict"])
-            repeats, calls = props[f"{PROPERTY_PREFIX}repeats"], props[f"{PROPERTY_PREFIX}calls"]
-            terminalreporter.write_line(
-                f"{verdict:>{width}}  {node_id}  {repeats} repeats ({calls} taken now), "
-                f"case {props[f'{PROPERTY_PREFIX}suite']}"
-            )
+        lines = summary_lines(terminalreporter.stats, self.family, self.resolved)
+        if lines:
+            terminalreporter.section("noisefloor")
+            for line in lines:
+                terminalreporter.write_line(line)

@@ -1,5 +1,5 @@
-"""A test's check as pytest shows it: whether it fails, the message holding the evidence (the
-terminal report of its case and a failing repeat's assertion), and its JUnit properties.
+"""A test's check as pytest shows it: whether it fails or warns, its message (`message.py`), and
+its JUnit properties.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from noisefloor.model.report import Report
 from noisefloor.model.verdict import Verdict
-from noisefloor.report.terminal import Screen, render
+from noisefloor.pytest_plugin.message import Context, failure_text, warning_line
+from noisefloor.pytest_plugin.thresholds import BarVerdict
 
 __all__ = ["FAILING", "PROPERTY_PREFIX", "Shown", "shown"]
 
@@ -16,14 +17,6 @@ __all__ = ["FAILING", "PROPERTY_PREFIX", "Shown", "shown"]
 FAILING = frozenset({Verdict.REGRESSED, Verdict.BROKEN})
 #: The JUnit properties (and `user_properties`) a sampled test carries begin with it.
 PROPERTY_PREFIX = "noisefloor_"
-#: The screen the terminal report is drawn for in a test's message: wide enough never to wrap.
-_UNWRAPPED = Screen(width=1 << 16)
-#: The command line's and a suite's words for a setting, and where a pytest session sets it.
-_SET_IN_PYTEST = {
-    "`target.fingerprint:`": "`noisefloor_fingerprint`",
-    "`fingerprint:`": "the ini's `noisefloor_fingerprint`",
-    "--max-repeats": "the marker's max_repeats=",
-}
 
 
 @dataclass(frozen=True)
@@ -33,15 +26,18 @@ class Shown:
     verdict: str
     failed: bool
     warned: bool
-    """Passes with a warning: inconclusive without `--noisefloor-strict`."""
+    """Passes with a warning: inconclusive (or a bar in doubt) without `--noisefloor-strict`."""
     message: str
+    """The failure's text, or the warning's one line."""
     repeats: int
     """Candidate repeats its verdict rests on (those of the baseline when it adopted)."""
     calls: int
     """Repeats this session took (the rest were stored already)."""
     run_id: str
+    share: float
+    """Its share of the session's false-alarm rate."""
 
-    def properties(self, suite: str) -> list[tuple[str, object]]:
+    def properties(self, suite: str, family: int) -> list[tuple[str, object]]:
         """Its `user_properties`, which JUnit XML writes as properties."""
         return [
             (f"{PROPERTY_PREFIX}verdict", self.verdict),
@@ -49,6 +45,8 @@ class Shown:
             (f"{PROPERTY_PREFIX}calls", self.calls),
             (f"{PROPERTY_PREFIX}run", self.run_id),
             (f"{PROPERTY_PREFIX}suite", suite),
+            (f"{PROPERTY_PREFIX}family", family),
+            (f"{PROPERTY_PREFIX}alpha", float(f"{self.share:.6g}")),
         ]
 
 
@@ -60,40 +58,38 @@ def _repeats(report: Report) -> int:
     return max(sides, default=0)
 
 
-def shown(report: Report, strict: bool, failing_repeat: str | None) -> Shown:
-    """How pytest shows the check `report` of one test (a suite of one case).
-
-    Args:
-        report: The check's finished report.
-        strict: `--noisefloor-strict`: an inconclusive test fails.
-        failing_repeat: A failed repeat of this session, as `rN: what pytest reported`.
-    """
+def shown(node_id: str, report: Report, strict: bool, ctx: Context) -> Shown:
+    """How pytest shows the check `report` of the test `node_id` (a suite of one case)."""
     case = report.cases[0]
     verdict = case.verdict
-    if report.adopted:
-        verdict_word = "adopted"
-        failed = False
+    bar = ctx.bar.verdict if ctx.bar is not None else BarVerdict.MET
+    if ctx.refused is not None:
+        word, failed = "failing", True
+    elif report.adopted:
+        word, failed = "adopted", bar is BarVerdict.BELOW
     else:
-        verdict_word = str(verdict)
+        word = str(verdict)
         failed = (
             verdict in FAILING
-            or (strict and verdict is Verdict.INCONCLUSIVE)
+            or bar is BarVerdict.BELOW
+            or (strict and (verdict is Verdict.INCONCLUSIVE or bar is BarVerdict.DOUBT))
             or report.unmeasured is not None
             or report.baseline is None  # a first run with no valid result: not adopted
         )
-    warned = not failed and verdict is Verdict.INCONCLUSIVE
-    # the report with its statistics, unwrapped: pytest shows the message as it is
-    message = f"{verdict_word}: {case.reason}\n{render(report, _UNWRAPPED, verbosity=1).rstrip()}"
-    for said, meant in _SET_IN_PYTEST.items():
-        message = message.replace(said, meant)
-    if failing_repeat is not None and (failed or warned):
-        message += f"\na failing repeat, {failing_repeat}"
+    warned = not failed and (verdict is Verdict.INCONCLUSIVE or bar is BarVerdict.DOUBT)
+    if failed:
+        message = failure_text(report, ctx)
+    elif warned:
+        message = warning_line(node_id, report, ctx)
+    else:
+        message = ""
     return Shown(
-        verdict=verdict_word,
+        verdict=word,
         failed=failed,
         warned=warned,
         message=message,
         repeats=_repeats(report),
         calls=report.calls,
         run_id=report.candidate,
+        share=ctx.share,
     )

@@ -7,6 +7,8 @@ Binary statistics are pure Python and exact; scipy is imported lazily, only by t
 from __future__ import annotations
 
 from noisefloor.stats.binary import (
+    binomial_below,
+    binomial_upper,
     fisher_improve,
     fisher_improve_min,
     fisher_regress,
@@ -31,6 +33,8 @@ __all__ = [
     "P_RTOL",
     "TOL",
     "WelchResult",
+    "binomial_below",
+    "binomial_upper",
     "close",
     "fisher_improve",
     "fisher_improve_min",

@@ -1,4 +1,5 @@
-"""Exact statistics of pass counts: Fisher's one-sided tests and Wilson and Newcombe intervals.
+"""Exact statistics of pass counts: Fisher's one-sided tests, Wilson and Newcombe intervals, and
+the exact binomial test of one pass rate against a bar.
 
 Every function takes counts: k passes of n valid repeats, baseline (_b) and candidate (_c).
 """
@@ -7,9 +8,11 @@ from __future__ import annotations
 
 import math
 
-from noisefloor.stats.tolerance import check_counts
+from noisefloor.stats.tolerance import check_alpha, check_counts, check_prob
 
 __all__ = [
+    "binomial_below",
+    "binomial_upper",
     "fisher_improve",
     "fisher_improve_min",
     "fisher_regress",
@@ -134,3 +137,48 @@ def newcombe(k_b: int, n_b: int, k_c: int, n_c: int, z: float = _Z95) -> tuple[f
     low = diff - math.hypot(p_c - lo_c, hi_b - p_b)
     high = diff + math.hypot(hi_c - p_c, p_b - lo_b)
     return max(-1.0, low), min(1.0, high)
+
+
+def binomial_below(k: int, n: int, rate: float) -> float:
+    """One-sided exact binomial p-value that a pass rate is below `rate`: ``P(X <= k)`` with
+    ``X ~ Binomial(n, rate)``; 1.0 when n is 0, or `rate` is 0.
+
+    Summed in log space, so that thousands of repeats neither overflow nor lose the tail.
+    """
+    check_counts(k, n, "binomial")
+    check_prob(rate, "rate")
+    if n == 0 or k == n or rate <= 0.0:
+        return 1.0
+    if rate >= 1.0:
+        return 0.0
+    log_p, log_q = math.log(rate), math.log1p(-rate)
+    terms = [
+        math.lgamma(n + 1)
+        - math.lgamma(i + 1)
+        - math.lgamma(n - i + 1)
+        + i * log_p
+        + (n - i) * log_q
+        for i in range(k + 1)
+    ]
+    top = max(terms)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
+
+
+def binomial_upper(k: int, n: int, alpha: float) -> float:
+    """The exact (Clopper-Pearson) one-sided upper confidence bound of a pass rate at level
+    ``1 - alpha``: the rate at which `binomial_below` is `alpha`; 1.0 when k is n or n is 0.
+
+    Found by bisection to 1e-9: `binomial_below` falls as the rate rises.
+    """
+    check_counts(k, n, "binomial")
+    check_alpha(alpha)
+    if n == 0 or k == n:
+        return 1.0
+    low, high = k / n, 1.0
+    while high - low > 1e-9:
+        mid = (low + high) / 2
+        if binomial_below(k, n, mid) > alpha:
+            low = mid
+        else:
+            high = mid
+    return high

@@ -9,7 +9,6 @@ SALT stands for the noise of a new session, and every outcome is fixed, so nothi
 from __future__ import annotations
 
 import shutil
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,8 @@ import orjson
 import pytest
 
 from noisefloor.pytest_plugin.kind import PytestKind
-from tests.builders import commit_all, isolate_git
+from tests.builders import commit_all
+from tests.pytest_sessions import QUIET, Session, session_runner
 
 pytest_plugins = ["pytester"]
 
@@ -98,43 +98,13 @@ def test_unmarked():
 GOOD = {"rate": 0.8, "same": True, "crash": False, "similarity": 0.9}
 BAD = {"rate": 0.3, "same": False, "crash": True, "similarity": 0.5}
 
-Session = Callable[..., tuple[pytest.RunResult, dict[str, dict[str, Any]]]]
-
 
 @pytest.fixture
 def session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Session:
-    """Run one pytest session in the repository with `salt`; its result and, per test, the JUnit
-    XML's outcome and noisefloor properties."""
-    isolate_git(monkeypatch, tmp_path)
-    pytester.makeini(INI)
-    # what pytester and the sessions leave in the repository is not the tests' code
-    (pytester.path / ".gitignore").write_text("runpytest-*\nstdout\nstderr\n__pycache__/\n")
-    reports = tmp_path / "junit"
-    reports.mkdir()
+    """Run one pytest session in the repository with `salt` (in a subprocess)."""
     (tmp_path / "logs").mkdir()
     monkeypatch.setenv("LOGS", str(tmp_path / "logs"))
-
-    def run(*args: str, salt: str = "s0") -> tuple[pytest.RunResult, dict[str, dict[str, Any]]]:
-        monkeypatch.setenv("SALT", salt)
-        xml = reports / f"{len(list(reports.iterdir()))}.xml"
-        # (hypothesis's plugin imports hypothesis at the end of every session: a second each)
-        result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--junitxml={xml}", *args
-        )
-        tests: dict[str, dict[str, Any]] = {}
-        for case in ET.parse(xml).iter("testcase"):
-            props = {p.get("name"): p.get("value") for p in case.iter("property")}
-            failed = case.find("failure")
-            tests[case.get("name", "")] = {
-                **props,
-                "failed": failed.get("message", "") + (failed.text or "")
-                if failed is not None
-                else None,
-                "skipped": case.find("skipped") is not None,
-            }
-        return result, tests
-
-    return run
+    return session_runner(pytester, monkeypatch, tmp_path, INI)
 
 
 def _write(pytester: pytest.Pytester, values: dict[str, Any]) -> None:
@@ -161,6 +131,13 @@ def test_a_flaky_test_stays_green_until_its_pass_rate_drops(
         "test_fixtures": "adopted",
     }
     assert tests["test_rate"]["noisefloor_calls"] == "20"  # the design's depth, once
+    # the five marked tests its marks do not skip share the session's false-alarm rate, as a
+    # suite's cases share a check's
+    assert {t.get("noisefloor_family") for t in tests.values()} == {"5", None}
+    assert {t.get("noisefloor_alpha") for t in tests.values()} == {"0.01", None}
+    out = result.stdout.str()
+    assert "family: 5 marked tests of this session; false-alarm rate 5% for the session" in out
+    assert out.rstrip().splitlines()[-2].startswith("samples: 100 repeats taken this session")
     # each repeat set up and tore down its own function-scoped fixtures; the module's once
     logs = tmp_path / "logs"
     assert (logs / "function.log").read_text().split() == ["setup", "teardown"] * 20
@@ -179,6 +156,8 @@ def test_a_flaky_test_stays_green_until_its_pass_rate_drops(
         reds += result.ret != 0
         assert tests["test_rate"]["noisefloor_verdict"] in ("unchanged", "inconclusive")
         assert int(tests["test_rate"]["noisefloor_calls"]) > 0
+        # a selection is a family of what it selected
+        assert tests["test_rate"]["noisefloor_family"] == "1"
     assert reds <= 1
 
     _write(pytester, BAD)
@@ -196,12 +175,17 @@ def test_a_flaky_test_stays_green_until_its_pass_rate_drops(
         "test_unmarked": None,
     }
     rate = tests["test_rate"]["failed"]
-    assert "REGRESSED  test_cases.py.test_rate" in rate and "pass rate 1" in rate
-    assert "p=" in rate and "a failing repeat, r" in rate and "assert " in rate
+    first = rate.splitlines()[0]
+    assert first.startswith("regressed: pass rate ") and " before, " in first and "now; p=" in first
+    assert "\nE       assert " in rate and "repeat " in rate
+    assert (
+        "version: 2 files changed since the baseline (modified test_cases.py, added NOTES.md)"
+        in rate
+    )
     assert "RuntimeError: the parser gave up" in tests["test_crash"]["failed"]
+    assert tests["test_similarity"]["failed"].startswith("regressed: similarity: mean ")
     # no concurrent control, and no checkout of the baseline's commit tried for one: a test's
     # other version cannot be imported beside it
-    assert "no control" in rate
     (stored,) = (tmp_path / "store").rglob(f"runs/*/{tests['test_rate']['noisefloor_run']}.json")
     why = orjson.loads(stored.read_bytes())["sequential"]["uncontrolled"]
     assert why == {"test_cases.py.test_rate": PytestKind.cannot_run_beside}
@@ -247,11 +231,18 @@ def test_with_two_workers_the_verdicts_are_the_serial_ones(
     found = {}
     for way, args in (("serial", ()), ("workers", ("-n", "2"))):
         monkeypatch.setenv("NOISEFLOOR_ROOT", str(tmp_path / way))
-        _, tests = session(*picked, *args, salt="check")
+        result, tests = session(*picked, *args, salt="check")
         found[way] = {
-            n: (t.get("noisefloor_verdict"), t.get("noisefloor_repeats"), t["skipped"])
+            n: (
+                t.get("noisefloor_verdict"),
+                t.get("noisefloor_repeats"),
+                t.get("noisefloor_alpha"),
+                t["skipped"],
+            )
             for n, t in tests.items()
         }
+        # the family is the session's selection, whichever worker ran a test
+        assert "family: 2 marked tests of this session" in result.stdout.str()
     assert found["workers"] == found["serial"]
     assert found["serial"]["test_rate"][0] == "regressed"
 
@@ -285,7 +276,7 @@ def test_a_killed_session_resumes_without_taking_a_repeat_twice(
 ) -> None:
     pytester.makepyfile(test_resumed=RESUMED)
     commit_all(pytester.path, "tests")
-    killed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--noisefloor")
+    killed = pytester.runpytest_subprocess(*QUIET, "--noisefloor")
     assert killed.ret != 0 and (pytester.path / "killed.mark").exists()
     result, tests = session("--noisefloor")
     assert result.ret == 0 and tests["test_counted"]["noisefloor_verdict"] == "adopted"
@@ -314,7 +305,7 @@ def test_misspelt():
 
 
 def test_a_hanging_test_is_stopped_and_counted_as_broken(
-    pytester: pytest.Pytester, session: Session
+    pytester: pytest.Pytester, session: Session, tmp_path: Path
 ) -> None:
     pytester.makepyfile(test_hangs=HANGS)
     commit_all(pytester.path, "tests")
@@ -325,6 +316,18 @@ def test_a_hanging_test_is_stopped_and_counted_as_broken(
     result, tests = session("--noisefloor", "-k", "test_hangs", salt="hang")
     assert result.ret == 1 and tests["test_hangs"]["noisefloor_verdict"] == "broken"
     assert "ran past timeout_s=0.2" in tests["test_hangs"]["failed"]
+    # each timeout stored the same text, with no address of the harness's frames in it, so
+    # that `explain` groups them as one output
+    run = tests["test_hangs"]["noisefloor_run"]
+    (record,) = (tmp_path / "store").rglob(f"runs/*/{run}.json")
+    case = orjson.loads(record.read_bytes())["cases"][0]
+    texts = {
+        orjson.loads((tmp_path / "store" / case["sample_dir"] / f"r{r}.json").read_bytes())[
+            "output"
+        ]["text"]
+        for r in range(case["start"], case["repeats"])
+    }
+    assert len(texts) == 1 and "0x" not in texts.pop()
 
 
 DOUBTFUL = """
@@ -350,10 +353,12 @@ def test_an_inconclusive_test_passes_with_a_warning_unless_strict(
     commit_all(pytester.path, "a little worse")
     result, tests = session("--noisefloor", salt="i0.5")
     assert result.ret == 0 and tests["test_doubtful"]["noisefloor_verdict"] == "inconclusive"
-    assert (
-        "InconclusiveWarning" in result.stdout.str()
-        and "pass rate 15/20 -> 5/10" in result.stdout.str()
-    )
+    # one line: the test, both rates, what would decide it, and a failing repeat's assertion
+    (warned,) = [line for line in result.outlines if "InconclusiveWarning: " in line]
+    said = warned.split("InconclusiveWarning: ", 1)[1]
+    assert said.startswith("test_doubtful.py::test_doubtful: inconclusive: pass rate 75% -> 50% ")
+    assert "(15/20 before, 5/10 now; p=" in said and "raise max_repeats= (10 now)" in said
+    assert "failed: AssertionError: assert " in said and "(test_doubtful.py:9)" in said
     # the same version under --noisefloor-strict: judged again from the stored samples, and red
     result, tests = session("--noisefloor", "--noisefloor-strict", salt="i0.5")
     assert result.ret == 1 and tests["test_doubtful"]["noisefloor_calls"] == "0"

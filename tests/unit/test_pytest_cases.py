@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from noisefloor.pytest_plugin.cases import MarkerError, SessionSettings, case_name, case_suite
+from noisefloor.pytest_plugin.cases import MarkerError, SessionSettings, case_name, marked_test
 from noisefloor.suite.model import is_slug
 
 SHARED = SessionSettings(
@@ -53,6 +53,6 @@ def test_a_marker_argument_it_cannot_use_names_the_test_and_the_fix(
     kwargs: dict[str, Any], said: str
 ) -> None:
     with pytest.raises(MarkerError) as raised:
-        case_suite("t.py::test_x", kwargs, SHARED)
+        marked_test("t.py::test_x", (), kwargs, SHARED)
     assert str(raised.value).startswith("t.py::test_x: @pytest.mark.noisefloor: ")
     assert said in str(raised.value)

@@ -272,6 +272,46 @@ def test_wilson_edges() -> None:
     assert wilson(0, 3)[1] == pytest.approx(0.56, abs=0.01)
 
 
+# ---------------------------------------------------------------- a pass rate against a bar
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.floats(0.001, 0.999),
+)
+def test_binomial_below_matches_scipy(kn: tuple[int, int], rate: float) -> None:
+    k, n = kn
+    assert agree(stats.binomial_below(k, n, rate), float(sps.binom.cdf(k, n, rate)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.05, 0.025, 0.01, 0.00125]),
+)
+def test_binomial_upper_is_clopper_pearson(kn: tuple[int, int], alpha: float) -> None:
+    k, n = kn
+    bound = stats.binomial_upper(k, n, alpha)
+    expected = 1.0 if k == n else float(sps.beta.ppf(1 - alpha, k + 1, n - k))
+    assert bound == pytest.approx(expected, abs=1e-8)
+    assert k / n <= bound <= 1.0
+
+
+def test_binomial_edges() -> None:
+    assert stats.binomial_below(0, 0, 0.5) == 1.0
+    assert stats.binomial_below(5, 5, 0.9) == 1.0
+    assert stats.binomial_below(3, 5, 1.0) == 0.0
+    assert stats.binomial_below(3, 5, 0.0) == 1.0
+    assert stats.binomial_upper(0, 0, 0.05) == 1.0
+    # 3 of 5 do not put a rate confidently below 0.9; 36 of 60 do
+    assert stats.binomial_upper(3, 5, 0.0125) > 0.9 > stats.binomial_upper(36, 60, 0.0125)
+    with pytest.raises(ValueError):
+        stats.binomial_below(6, 5, 0.5)
+    with pytest.raises(ValueError):
+        stats.binomial_upper(1, 5, 0.0)
+
+
 def newcombe_by_formula(k_b: int, n_b: int, k_c: int, n_c: int) -> tuple[float, float]:
     z = 1.959963984540054
     p1, p2 = k_c / n_c, k_b / n_b

@@ -256,11 +256,28 @@ def test_gitignore_ignores_what_is_disposable(store: Store) -> None:
         "bands/s/c.json",
         "verdicts/s/c.json",
         "bands/s/.c.json.123.1f.tmp",
+        "epochs/s.json",
     ):
         assert ignored(store, disposable), disposable
-    for kept in (".gitignore", "baselines/s.json", "epochs/s.json"):
+    for kept in (".gitignore", "baselines/s.json"):
         assert not ignored(store, kept), kept
     assert temp_files(store.root) == []
+
+
+def test_gitignore_keeps_the_epochs_of_a_baseline_sampled_after_fresh_only(store: Store) -> None:
+    # a baseline sampled in epoch 1 needs its suite's epochs file in a clone (its version
+    # samples there, and a later --fresh must not land on the baseline's samples); one in
+    # epoch 0 does not, and a --fresh check of a new version then leaves nothing to commit
+    later = run_record("later", "20250101-aa").model_copy(update={"epoch": 1})
+    first = run_record("first", "20250101-bb")
+    for run in (later, first):
+        store.save_run(run)
+        store.bump_epoch(run.suite, "t2")
+        store.set_baseline(run.suite, run.run_id)
+
+    assert not ignored(store, "epochs/later.json")
+    assert ignored(store, "epochs/first.json")
+    assert not ignored(store, "epochs/.gitignore")
 
 
 def test_gitignore_keeps_the_baseline_run_and_its_samples(store: Store) -> None:
