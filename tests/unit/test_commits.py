@@ -50,7 +50,8 @@ def test_a_glob_matches_the_files_glob_finds(tree: Path, parts: list[str]) -> No
     found = {
         Path(m).as_posix()
         for m in glob.glob(pattern, root_dir=tree, recursive=True)
-        if os.path.isfile(tree / m)
+        # as the fingerprint filters them: `a.py/**` lists `a.py/`, which is not a file
+        if os.path.isfile(os.path.join(tree, m))
     }
     assert {name for name in TREE if glob_matches(pattern, name)} == found, pattern
 
