@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# numpy refuses to be imported twice in one process, and the `pytester` fixture takes back every
+# module a test imported: imported before any test, it stays for every test of the process
+import numpy  # noqa: F401
 import orjson
 import pytest
 

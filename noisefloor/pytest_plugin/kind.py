@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from noisefloor.errors import TargetConfigError
 from noisefloor.model.records import TargetRecord
-from noisefloor.store.fingerprint import CodeFingerprint, code_fingerprint, fingerprint_digest
-from noisefloor.store.layout import short_hash
+from noisefloor.store.fingerprint import CodeFingerprint, code_fingerprint
 from noisefloor.targets.base import CaseInput, RawSample, VersionedTarget
 from noisefloor.targets.kinds import TargetKind, TargetSpec
 from noisefloor.targets.source import BuiltTarget, TargetPlace
@@ -108,14 +107,7 @@ class PytestKind(TargetKind):
             )
         code = self._fingerprint(test.fingerprint, place)
         comparable = {"test": test.node}
-        key = short_hash(
-            {
-                "kind": self.name,
-                "spec": comparable,
-                "settings": {"timeout_s": test.timeout_s},
-                "code": fingerprint_digest(code.entries),
-            }
-        )
+        key = self.version_key(comparable, {"timeout_s": test.timeout_s}, code.entries)
         target = PytestTarget(self._run, test, key, comparable)
         record = TargetRecord(kind=self.name, key=key, spec=comparable, fingerprint=code.entries)
         return BuiltTarget(target, record, [], code.tracked)

@@ -16,8 +16,7 @@ from pydantic import BaseModel
 
 from noisefloor.errors import TargetConfigError
 from noisefloor.model.records import TargetRecord
-from noisefloor.store.fingerprint import code_fingerprint, fingerprint_digest
-from noisefloor.store.layout import short_hash
+from noisefloor.store.fingerprint import code_fingerprint
 from noisefloor.targets.command_spec import LEDGER_FIELDS, CommandFields
 from noisefloor.targets.kinds import TargetKind, secrets_in
 from noisefloor.targets.source import BuiltTarget, Secret, TargetPlace
@@ -78,14 +77,7 @@ class CommandKind(TargetKind):
             cwd=cwd,
             exclude=place.not_target(),
         )
-        key = short_hash(
-            {
-                "kind": self.name,
-                "spec": comparable,
-                "settings": settings,
-                "code": fingerprint_digest(code.entries),
-            }
-        )
+        key = self.version_key(comparable, settings, code.entries)
         target = CommandTarget(
             argv=list(command.command),
             cwd=cwd,

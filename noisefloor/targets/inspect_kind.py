@@ -15,8 +15,7 @@ from pydantic import BaseModel
 
 from noisefloor.errors import TargetConfigError
 from noisefloor.model.records import TargetRecord
-from noisefloor.store.fingerprint import code_fingerprint, fingerprint_digest
-from noisefloor.store.layout import short_hash
+from noisefloor.store.fingerprint import code_fingerprint
 from noisefloor.targets.base import Outcome
 from noisefloor.targets.inspect_samples import KIND_NAME
 from noisefloor.targets.inspect_spec import LEDGER_FIELDS, InspectFields, InspectSpec
@@ -117,14 +116,7 @@ class InspectKind(TargetKind):
             cwd=task_path.parent,
             exclude=place.not_target(),
         )
-        key = short_hash(
-            {
-                "kind": self.name,
-                "spec": comparable,
-                "settings": settings,
-                "code": fingerprint_digest(code.entries),
-            }
-        )
+        key = self.version_key(comparable, settings, code.entries)
         root = place.store_root if place.store_root is not None else place.base_dir
         target = InspectTarget(
             task=f"{task_path}@{task.name}",

@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from noisefloor.envvars import looks_secret
 from noisefloor.model.records import RunRecord
 from noisefloor.settings import JOBS
+from noisefloor.store.fingerprint import fingerprint_digest
+from noisefloor.store.layout import short_hash
 from noisefloor.targets.provisions import Provision
 from noisefloor.targets.source import BuiltTarget, Secret, TargetPlace
 
@@ -124,6 +126,14 @@ class TargetKind:
         """The target a suite's validated `target` names, with its version (`target_key`) and
         comparable spec."""
         raise NotImplementedError(f"a {self.name} target is not built from a suite")
+
+    def version_key(
+        self, spec: Mapping[str, Any], settings: Mapping[str, Any], code: dict[str, str]
+    ) -> str:
+        """A version's key (`TargetRecord.key`): the kind, what its samples are compared by, the
+        settings a sample depends on, and the digest of the code files it fingerprints."""
+        digest = fingerprint_digest(code)
+        return short_hash({"kind": self.name, "spec": spec, "settings": settings, "code": digest})
 
     def cases(self, spec: BaseModel, place: TargetPlace) -> list[dict[str, Any]] | None:
         """The cases a target brings itself (an Inspect task's samples: each `id` and `input`),
