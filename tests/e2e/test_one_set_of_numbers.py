@@ -20,9 +20,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def regressed(
-    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Path, Path]:
+def regressed(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """A repository whose baseline answered right half the time in a drifting world, then a
     commit that makes every answer wrong in a world that drifted: drift could explain the drop,
     so the deep baseline's verdict takes a concurrent control, which confirms it."""
