@@ -4,9 +4,7 @@ them, its logs and data under the store root, every fault a clear line and the r
 
 from __future__ import annotations
 
-import gc
 import sys
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +16,6 @@ from noisefloor.targets import inspect_eval
 from tests.builders import inspect_suite
 
 pytest.importorskip("inspect_ai")
-
-# Inspect leaves anyio's memory streams to the collector when an eval ends (its own leak)
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject:ResourceWarning"),
-    pytest.mark.filterwarnings(
-        "ignore:Exception ignored in.*MemoryObject:pytest.PytestUnraisableExceptionWarning"
-    ),
-]
 
 
 @pytest.fixture(autouse=True)
@@ -39,10 +29,6 @@ def _inspect_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         monkeypatch.delenv(name, raising=False)
     inspect_eval.eval_calls.clear()
     yield home
-    # collected here, under this module's filters, not in whichever test this worker runs next
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
 
 
 def test_a_look_of_twenty_samples_is_one_eval_and_keeps_what_inspect_logged(

@@ -24,14 +24,7 @@ from tests.builders import commit_all, inspect_suite, isolate_git
 
 pytest.importorskip("inspect_ai")
 
-pytestmark = [
-    pytest.mark.quality,
-    # Inspect leaves anyio's memory streams to the collector when an eval ends (its own leak)
-    pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject:ResourceWarning"),
-    pytest.mark.filterwarnings(
-        "ignore:Exception ignored in.*MemoryObject:pytest.PytestUnraisableExceptionWarning"
-    ),
-]
+pytestmark = pytest.mark.quality
 
 NEUTRAL = 3
 
